@@ -1,0 +1,92 @@
+"""labkit: bounded agent loops you can see stop.
+
+The core (this package's top level) imports only the standard library and
+pydantic. The teaching helpers live in :mod:`labkit.frames`,
+:mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
+or ipywidgets only when imported.
+"""
+
+from .agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
+from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
+from .errors import (
+    ConfigurationError,
+    DuplicateToolError,
+    LabkitError,
+    ProviderUnavailable,
+    RunHalted,
+    ScopeStateError,
+    ScriptExhausted,
+    ToolArgumentsError,
+    UnknownScenarioError,
+    UserError,
+)
+from .events import ControlEvent, EventKind, StopReason
+from .limits import Limits
+from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .review import ReviewTask
+from .runner import Setup, arun, prepare, run, run_agent, run_sync
+from .scenarios import SCENARIOS, Scenario, get_scenario
+from .scope import CancelToken, ExecutionScope, GuardedTool, Usage
+from .scripted import Call, Fail, Hang, Say, ScriptedTransport
+from .signature import canonical, signature
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_USAGE",
+    "SCENARIOS",
+    "Call",
+    "CancelToken",
+    "ChatChunk",
+    "ChatRequest",
+    "ConfigurationError",
+    "ControlEvent",
+    "CountingClient",
+    "DuplicateToolError",
+    "EventKind",
+    "ExecutionScope",
+    "Fail",
+    "GuardedTool",
+    "Hang",
+    "HarnessAgent",
+    "HarnessCapabilities",
+    "LabkitError",
+    "Limits",
+    "Message",
+    "Middleware",
+    "ProviderUnavailable",
+    "ReviewTask",
+    "Role",
+    "RunHalted",
+    "RunOutcome",
+    "RunStatus",
+    "Say",
+    "Scenario",
+    "ScopeStateError",
+    "ScriptExhausted",
+    "ScriptedTransport",
+    "Setup",
+    "SimpleAgent",
+    "StopReason",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolInvocation",
+    "ToolSpec",
+    "Transport",
+    "UnknownScenarioError",
+    "Usage",
+    "UserError",
+    "__version__",
+    "arun",
+    "assemble",
+    "canonical",
+    "exit_code",
+    "get_scenario",
+    "observe_middleware",
+    "prepare",
+    "run",
+    "run_agent",
+    "run_sync",
+    "signature",
+]

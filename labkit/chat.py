@@ -1,0 +1,205 @@
+"""Chat messages, the one-method transport protocol and the counting client (SPEC §3.3).
+
+A transport turns a :class:`ChatRequest` into a stream of :class:`ChatChunk`.
+A non-streaming request gets exactly one chunk holding the whole reply; a
+streaming one gets the reply in pieces. Either way the
+:class:`CountingClient` asks the scope before the transport is touched, in
+one place, so every model call is counted once: first call and follow-ups,
+streaming or not, whether or not the consumer reads the stream to its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from .scope import ExecutionScope, GuardedTool
+
+__all__ = [
+    "ChatChunk",
+    "ChatRequest",
+    "CountingClient",
+    "Message",
+    "Role",
+    "ToolCall",
+    "ToolSpec",
+    "Transport",
+    "assemble",
+]
+
+
+class Role(StrEnum):
+    """Who wrote a :class:`Message`."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class ToolCall(BaseModel):
+    """A model's request to run one tool.
+
+    Attributes:
+        id: the call id; its result message carries the same id.
+        name: the tool name the model asked for (it may not exist).
+        arguments: the raw JSON text the model sent (it may not be JSON).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class Message(BaseModel):
+    """One message of a transcript.
+
+    Attributes:
+        role: who wrote it.
+        text: the text, or ``None`` (an assistant message with only tool calls).
+        tool_calls: tool calls requested by an assistant message.
+        tool_call_id: for a ``tool`` message, the call it answers.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role=Role.SYSTEM, text=text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role=Role.USER, text=text)
+
+    @classmethod
+    def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls(role=Role.ASSISTANT, text=text, tool_calls=tool_calls)
+
+    @classmethod
+    def tool_result(cls, call_id: str, text: str) -> Message:
+        return cls(role=Role.TOOL, text=text, tool_call_id=call_id)
+
+
+class ToolSpec(BaseModel):
+    """What the model is shown of a tool: name, description, JSON Schema of its arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @classmethod
+    def of(cls, tool: GuardedTool) -> ToolSpec:
+        return cls(name=tool.name, description=tool.description, parameters=tool.json_schema())
+
+
+class ChatRequest(BaseModel):
+    """One model call.
+
+    Attributes:
+        messages: the transcript so far, system message first.
+        tools: the tools the model may ask for (visible is not granted).
+        stream: ask the transport for the reply in pieces.
+        max_output_tokens: a per-call provider option, not a budget (SPEC §3.3).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    stream: bool = False
+    max_output_tokens: int | None = 800
+
+
+class ChatChunk(BaseModel):
+    """A piece of a reply: some text and/or whole tool calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Anything that can answer a :class:`ChatRequest`.
+
+    ``send`` returns an async iterator of chunks: exactly one for a
+    non-streaming request, any number for a streaming one. A transport that
+    cannot reach its endpoint raises :class:`~labkit.ProviderUnavailable`.
+    Transports also carry a short ``name`` for headers (``"scripted"``,
+    ``"live"``).
+    """
+
+    name: str
+
+    def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]: ...
+
+
+async def assemble(chunks: AsyncIterator[ChatChunk]) -> Message:
+    """Join a stream of chunks into one assistant :class:`Message`."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    async for chunk in chunks:
+        if chunk.text:
+            texts.append(chunk.text)
+        calls.extend(chunk.tool_calls)
+    return Message.assistant("".join(texts) if texts else None, tuple(calls))
+
+
+class CountingClient:
+    """A thin delegate around a transport that counts every model call in the scope.
+
+    Args:
+        transport: the :class:`Transport` to delegate to.
+        scope: the run's scope; its :meth:`~labkit.ExecutionScope.before_model_call`
+            admits or halts each call before the transport sees it.
+    """
+
+    def __init__(self, transport: Transport, scope: ExecutionScope) -> None:
+        self.transport = transport
+        self.scope = scope
+
+    def _send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        self.scope.before_model_call()  # the one place every model call is counted
+        return self.transport.send(request)
+
+    async def complete(self, request: ChatRequest) -> Message:
+        """Make one non-streaming model call and return the reply.
+
+        Raises:
+            RunHalted: ``ModelBudget`` (the transport is not called), or an earlier stop.
+            ProviderUnavailable: the transport could not reach its endpoint.
+        """
+        if request.stream:
+            request = request.model_copy(update={"stream": False})
+        return await assemble(self._send(request))
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        """Make one streaming model call; the call is counted before the first chunk.
+
+        A refused call raises before any chunk is produced; an admitted one
+        counts once however many chunks are read.
+        """
+        if not request.stream:
+            request = request.model_copy(update={"stream": True})
+        chunks = self._send(request)
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()

@@ -1,0 +1,105 @@
+"""Exceptions raised by labkit.
+
+The hierarchy keeps a developer's mistakes apart from the controlled stops of
+a run::
+
+    LabkitError
+    ├── UserError                 a mistake in how labkit is used; fix the code or input
+    │   ├── DuplicateToolError    two tools registered under one name in a scope
+    │   ├── ScopeStateError       a scope used outside its single-run lifecycle
+    │   ├── UnknownScenarioError  a scenario name that does not exist
+    │   ├── ScriptExhausted       a scripted transport asked for more steps than scripted
+    │   └── ConfigurationError    a live profile that cannot work as written
+    ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
+    ├── RunHalted                 the host stopped the run for a named reason (carries it)
+    └── ProviderUnavailable       the model endpoint could not be reached
+
+``RunHalted`` and ``ProviderUnavailable`` are how a run unwinds; the public
+entry points turn them into a :class:`labkit.RunOutcome`, so a caller of
+:func:`labkit.run` never sees them. Caller cancellation stays
+:class:`asyncio.CancelledError` (a ``BaseException``) and is never wrapped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .events import StopReason
+
+__all__ = [
+    "ConfigurationError",
+    "DuplicateToolError",
+    "LabkitError",
+    "ProviderUnavailable",
+    "RunHalted",
+    "ScopeStateError",
+    "ScriptExhausted",
+    "ToolArgumentsError",
+    "UnknownScenarioError",
+    "UserError",
+]
+
+
+class LabkitError(Exception):
+    """Base class of every exception labkit raises on purpose."""
+
+
+class UserError(LabkitError):
+    """labkit was used in a way it does not support; the message says how to fix it."""
+
+
+class DuplicateToolError(UserError):
+    """A tool name already identifies another tool in this scope (SPEC §3.2)."""
+
+
+class ScopeStateError(UserError):
+    """A scope was entered twice, or used after its run ended (SPEC §3)."""
+
+
+class UnknownScenarioError(UserError, KeyError):
+    """No scenario has this name; the message lists the valid ones."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ScriptExhausted(UserError):
+    """A scripted transport was asked for more model responses than it holds."""
+
+
+class ConfigurationError(UserError):
+    """A live profile or endpoint setting is wrong; the message names what to fix."""
+
+
+class ToolArgumentsError(LabkitError, ValueError):
+    """Raw arguments did not bind to the tool's declared types.
+
+    A binding failure never reaches the guard: nothing is counted and the body
+    does not run (SPEC §3.1 step 1). Inside a run the model sees the message as
+    the tool result; on direct invocation it is raised.
+    """
+
+    def __init__(self, tool: str, detail: str) -> None:
+        super().__init__(f"arguments for {tool!r} do not bind: {detail}")
+        self.tool = tool
+        self.detail = detail
+
+
+class RunHalted(LabkitError):
+    """The host stopped the run; ``reason`` is the :class:`~labkit.StopReason`.
+
+    Raised by the guard and the model-call counter so that the loop unwinds.
+    """
+
+    def __init__(self, reason: StopReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ProviderUnavailable(LabkitError):
+    """The model endpoint could not be reached (connection refused, DNS, timeout, 5xx).
+
+    Transports raise it at their boundary; a run reports it as status
+    ``ProviderUnavailable`` (console exit 2).
+    """

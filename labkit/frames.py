@@ -1,0 +1,69 @@
+"""pandas tables of a run: its events, its counters against their limits, several outcomes side by side.
+
+Teaching helper: importing this module imports pandas (the core never does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from .outcome import RunOutcome
+
+__all__ = ["counters_frame", "events_frame", "outcomes_frame"]
+
+
+def events_frame(outcome: RunOutcome) -> pd.DataFrame:
+    """The ordered control events as a table.
+
+    Returns:
+        One row per event, indexed from 1 (``step``), with columns ``kind``,
+        ``name`` and ``count``. Arguments are never part of it.
+    """
+    frame = pd.DataFrame(
+        [(str(e.kind), e.name, e.count) for e in outcome.events],
+        columns=["kind", "name", "count"],
+    )
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
+    return frame
+
+
+def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
+    """The run's counters next to their limits.
+
+    Returns:
+        Rows ``model calls``, ``tool attempts``, ``attempts per signature``
+        (the highest of any one signature), with columns ``used``, ``limit``
+        and ``at limit`` (``used >= limit``). Elapsed time is left out: it
+        varies from run to run (the chart shows it).
+    """
+    usage, limits = outcome.usage, outcome.limits
+    rows = {
+        "model calls": (usage.model_calls, limits.model_calls),
+        "tool attempts": (usage.tool_calls, limits.tool_calls),
+        "attempts per signature": (usage.repetitions, limits.repetitions),
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit"])
+    frame["at limit"] = frame["used"] >= frame["limit"]
+    frame.index.name = "counter"
+    return frame
+
+
+def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunOutcome]]) -> pd.DataFrame:
+    """Several outcomes side by side, one row per label.
+
+    Args:
+        outcomes: ``{label: outcome}`` or ``(label, outcome)`` pairs, e.g.
+            ``{"repeat / simple": o1, "repeat / harness": o2}``.
+
+    Returns:
+        Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and ``text``.
+    """
+    pairs = outcomes.items() if isinstance(outcomes, Mapping) else outcomes
+    rows = [
+        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, o.text)
+        for label, o in pairs
+    ]
+    frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])
+    return frame.set_index("run")

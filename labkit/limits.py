@@ -1,0 +1,45 @@
+"""The four limits of a run (SPEC §3): model calls, tool attempts, attempts per signature, deadline."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Limits"]
+
+
+class Limits(BaseModel):
+    """Hard bounds the host puts on one run.
+
+    Zero is a real limit meaning "none admitted", never "unset". Variants are
+    made with ``limits.model_copy(update={...})`` or :meth:`with_`, which
+    validates the new values.
+
+    Raises:
+        pydantic.ValidationError: a negative value, a wrong type (``"3"``,
+            ``True``, ``2.5`` for a count) or an unknown field; the error
+            names the field.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
+
+    model_calls: int = Field(6, ge=0)
+    """Transport attempts admitted per run, first call and every follow-up (SPEC §3.3)."""
+
+    tool_calls: int = Field(4, ge=0)
+    """Tool attempts admitted per run across all tools; failed bodies count (SPEC §3.1)."""
+
+    repetitions: int = Field(1, ge=0)
+    """Attempts admitted per signature, i.e. per tool name + canonical arguments (SPEC §3.2)."""
+
+    deadline_s: float = Field(120.0, ge=0)
+    """Wall-clock seconds for the whole run, model calls and tool bodies included (SPEC §3.4)."""
+
+    def with_(self, **changes: object) -> Limits:
+        """Return a validated copy with some fields changed, e.g. ``limits.with_(model_calls=1)``."""
+        return type(self).model_validate({**self.model_dump(), **changes})
+
+    def __str__(self) -> str:
+        return (
+            f"model_calls={self.model_calls} tool_calls={self.tool_calls} "
+            f"repetitions={self.repetitions} deadline_s={self.deadline_s:g}"
+        )

@@ -1,0 +1,88 @@
+"""Run statuses, the run outcome and exit codes (SPEC §4)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from .chat import Message
+from .events import ControlEvent, StopReason
+from .limits import Limits
+from .scope import Usage
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_USAGE",
+    "RunOutcome",
+    "RunStatus",
+    "exit_code",
+]
+
+
+class RunStatus(StrEnum):
+    """The closed set of run statuses: two endings and the six stop reasons."""
+
+    COMPLETED = "Completed"
+    """The host condition holds (``finish_review`` succeeded)."""
+    INCOMPLETE = "Incomplete"
+    """The loop ended but the host condition is false; the text is kept, and is not success."""
+    PERMISSION_DENIED = StopReason.PERMISSION_DENIED.value
+    REPEATED_CALL = StopReason.REPEATED_CALL.value
+    TOOL_BUDGET = StopReason.TOOL_BUDGET.value
+    MODEL_BUDGET = StopReason.MODEL_BUDGET.value
+    DEADLINE_EXCEEDED = StopReason.DEADLINE_EXCEEDED.value
+    PROVIDER_UNAVAILABLE = StopReason.PROVIDER_UNAVAILABLE.value
+
+    @property
+    def is_stop(self) -> bool:
+        """True for the six statuses where the host stopped the run (text withheld)."""
+        return self not in (RunStatus.COMPLETED, RunStatus.INCOMPLETE)
+
+
+EXIT_CANCELLED = 130
+"""Console exit code when the caller cancelled the run (Ctrl+C)."""
+
+EXIT_USAGE = 64
+"""Console exit code for a usage error (unknown scenario, bad flag), never a controlled stop."""
+
+
+def exit_code(status: RunStatus) -> int:
+    """0 for ``Completed``; 2 for ``Incomplete`` and every controlled stop (SPEC §4)."""
+    return 0 if status is RunStatus.COMPLETED else 2
+
+
+class RunOutcome(BaseModel):
+    """What one run ended with.
+
+    Attributes:
+        status: the closed :class:`RunStatus`.
+        text: the model's last text for ``Completed``/``Incomplete``; ``None``
+            after a stop (withheld: it is not a result).
+        events: the ordered control events.
+        transcript: every message of the run, for debugging (tool results
+            included); not needed to read the outcome.
+        usage: the counters at the end.
+        limits: the limits the run had.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    status: RunStatus
+    text: str | None
+    events: tuple[ControlEvent, ...]
+    transcript: tuple[Message, ...] = ()
+    usage: Usage = Usage(0, 0, 0, 0.0)
+    limits: Limits = Limits()
+
+    @property
+    def exit_code(self) -> int:
+        """The console exit code of this outcome."""
+        return exit_code(self.status)
+
+    def count(self, kind: str) -> int:
+        """How many events of ``kind`` (e.g. ``"ToolCall"``) the run recorded."""
+        return sum(1 for e in self.events if e.kind == kind)
+
+    def __str__(self) -> str:
+        return f"{self.status.value}: {self.text!r}" if self.text is not None else self.status.value

@@ -1,0 +1,240 @@
+"""Running an agent in its scope and turning every ending into a :class:`RunOutcome` (SPEC §4).
+
+* :func:`run_agent` — the async core: any agent, any prompt, any host condition.
+* :func:`prepare` — builds a scenario's scope, task, transport and agent.
+* :func:`arun` / :func:`run` — a scenario end to end, async or sync. The sync
+  one also works inside a running Jupyter kernel, where ``asyncio.run``
+  refuses to start.
+
+Endings: a halt, the deadline or an unreachable provider give their stop
+status and withhold the text; otherwise the host condition decides between
+``Completed`` and ``Incomplete``. Caller cancellation is never an outcome:
+it propagates as :class:`asyncio.CancelledError`, and it wins over a stop
+that happened at the same time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from .agents import HarnessAgent, SimpleAgent
+from .chat import CountingClient, Message, Transport
+from .errors import ProviderUnavailable, RunHalted, UserError
+from .events import StopReason
+from .limits import Limits
+from .outcome import RunOutcome, RunStatus
+from .review import INSTRUCTIONS, PROMPT, ReviewTask
+from .scenarios import Scenario, get_scenario
+from .scope import ExecutionScope, _current_scope
+
+__all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
+
+AgentKind = Literal["simple", "harness"]
+T = TypeVar("T")
+
+
+async def run_agent(
+    agent: SimpleAgent,
+    prompt: str,
+    *,
+    is_complete: Callable[[], bool],
+) -> RunOutcome:
+    """Run ``agent`` once in its scope and classify the ending.
+
+    Args:
+        agent: a :class:`SimpleAgent` or :class:`HarnessAgent`; its scope must be fresh.
+        prompt: the user message.
+        is_complete: the host condition, read after the loop ends.
+
+    Returns:
+        The :class:`RunOutcome`; every controlled stop is returned, not raised.
+
+    Raises:
+        asyncio.CancelledError: the caller cancelled (even if a stop raced it).
+        ScopeStateError: the scope already served a run.
+        Exception: programming errors outside the protocol (e.g. ``ScriptExhausted``).
+    """
+    scope = agent.scope
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    already_cancelling = task.cancelling() if task is not None else 0
+    transcript: list[Message] = []
+    timeout = asyncio.timeout(None)
+    status: RunStatus | None = None
+    text: str | None = None
+
+    def expire_now() -> None:  # a stop recorded outside the run cancels it through its timeout
+        try:
+            timeout.reschedule(loop.time())
+        except RuntimeError:  # the run has already left its timeout
+            pass
+
+    try:
+        async with timeout:
+            context_token = scope._enter_run(loop, expire_now)
+            try:
+                timeout.reschedule(loop.time() + scope.remaining_s())
+                text = await agent.respond(prompt, transcript)
+                scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
+            finally:
+                _current_scope.reset(context_token)
+    except RunHalted as halt:
+        status = RunStatus(scope.stop_reason or halt.reason)
+    except ProviderUnavailable:
+        status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+        status = RunStatus(scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run"))
+    except asyncio.CancelledError:
+        scope._cancel_by_caller()
+        raise
+    finally:
+        scope._finish()
+    if task is not None and task.cancelling() > already_cancelling:
+        scope._cancel_by_caller()
+        raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
+    if status is None:
+        status = RunStatus.COMPLETED if is_complete() else RunStatus.INCOMPLETE
+    return RunOutcome(
+        status=status,
+        text=None if status.is_stop else text,
+        events=scope.events,
+        transcript=tuple(transcript),
+        usage=scope.usage,
+        limits=scope.limits,
+    )
+
+
+@dataclass
+class Setup:
+    """Everything one scenario run needs, built fresh by :func:`prepare`.
+
+    Attributes:
+        scenario: the scenario.
+        scope: the run's execution scope.
+        task: the review task (host state; its ``is_complete`` is the condition).
+        transport: the transport the agent talks to.
+        agent: the simple or harness agent.
+        prompt: the user message.
+    """
+
+    scenario: Scenario
+    scope: ExecutionScope
+    task: ReviewTask
+    transport: Transport
+    agent: SimpleAgent
+    prompt: str = PROMPT
+
+    def header(self) -> list[str]:
+        """What the console prints before the events: agent, transport, grants, limits, condition."""
+        return [
+            *self.agent.describe(),
+            f"transport: {self.transport.name} (scenario {self.scenario.name}: {self.scenario.summary})",
+            "capabilities granted: " + (", ".join(sorted(self.scope.capabilities)) or "none"),
+            f"tools visible to the model: {', '.join(t.name for t in self.agent.tools)}",
+            f"limits: {self.scope.limits}",
+            f"completion: {self.task.condition}",
+        ]
+
+    async def arun(self) -> RunOutcome:
+        """Run this setup once (a setup, like its scope, serves one run)."""
+        return await run_agent(self.agent, self.prompt, is_complete=self.task.is_complete)
+
+
+def prepare(
+    scenario: str | Scenario,
+    *,
+    agent: AgentKind = "harness",
+    limits: Limits | None = None,
+    transport: Transport | None = None,
+    stream: bool = False,
+) -> Setup:
+    """Build a fresh scope, task, transport and agent for one run of ``scenario``.
+
+    Args:
+        scenario: a name from :data:`labkit.SCENARIOS` or a :class:`Scenario`.
+        agent: ``"harness"`` (default) or ``"simple"``.
+        limits: replaces the scenario's own limits when given.
+        transport: replaces the scenario's scripted transport (e.g. a live one).
+        stream: make streaming model calls.
+
+    Raises:
+        UnknownScenarioError: no such scenario.
+        UserError: an unknown agent kind.
+    """
+    chosen = get_scenario(scenario)
+    if agent not in ("simple", "harness"):
+        raise UserError(f"unknown agent {agent!r}; choose 'simple' or 'harness'")
+    scope = ExecutionScope(limits if limits is not None else chosen.limits, chosen.capabilities)
+    task = ReviewTask()
+    tools = task.tools(scope)
+    used = transport if transport is not None else chosen.transport()
+    client = CountingClient(used, scope)
+    cls = HarnessAgent if agent == "harness" else SimpleAgent
+    built = cls(client, tools, instructions=INSTRUCTIONS, stream=stream)
+    return Setup(chosen, scope, task, used, built)
+
+
+async def arun(
+    scenario: str | Scenario,
+    *,
+    agent: AgentKind = "harness",
+    limits: Limits | None = None,
+    transport: Transport | None = None,
+    stream: bool = False,
+) -> RunOutcome:
+    """Run a scenario once and return its outcome (arguments as :func:`prepare`)."""
+    setup = prepare(scenario, agent=agent, limits=limits, transport=transport, stream=stream)
+    return await setup.arun()
+
+
+def run(
+    scenario: str | Scenario,
+    *,
+    agent: AgentKind = "harness",
+    limits: Limits | None = None,
+    transport: Transport | None = None,
+    stream: bool = False,
+) -> RunOutcome:
+    """Run a scenario once, synchronously; works in scripts and inside Jupyter.
+
+    Returns:
+        The :class:`RunOutcome`.
+
+    Raises:
+        KeyboardInterrupt / asyncio.CancelledError: the caller cancelled.
+        UnknownScenarioError: no such scenario.
+    """
+    return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, even when this thread's loop is running.
+
+    With no running loop this is ``asyncio.run``. Inside a running loop (a
+    Jupyter kernel) the coroutine runs on a fresh loop in a helper thread and
+    this call waits for it.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # handed back to the calling thread below
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="labkit-run")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,155 @@
+"""A scripted transport: write a misbehaving model as a list of steps (SPEC §6).
+
+Each model call takes the next step of the script:
+
+* a ``str`` or :class:`Say` — the model answers with text and no tool call;
+* a :class:`Call`, or a list of them — the model asks for those tool calls,
+  with JSON-text arguments, so real binding runs in the loop;
+* :class:`Hang` — the call never answers (until the run is cancelled);
+* :class:`Fail` — the call raises; a ``ConnectionError`` becomes
+  :class:`~labkit.ProviderUnavailable` at this boundary.
+
+A script is a sequence of steps, or a function ``(call_number, request) ->
+step`` for a model that never runs out (call numbers start at 1). A sequence
+that runs out raises :class:`~labkit.ScriptExhausted`: a test double must
+fail loudly rather than invent an answer.
+
+Example::
+
+    transport = ScriptedTransport([Call("read_ticket", {"input": 42}), "Done."])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from .chat import ChatChunk, ChatRequest, Message, ToolCall
+from .errors import ProviderUnavailable, ScriptExhausted
+
+__all__ = ["Call", "Fail", "Hang", "Say", "Script", "ScriptedTransport", "Step"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call the scripted model asks for.
+
+    Args:
+        name: the tool name (need not exist: the loop reports unknown tools).
+        arguments: a mapping (dumped to JSON) or raw text sent as is, so
+            malformed JSON can be scripted too.
+        id: the call id; defaults to ``call-<n>`` (``call-<n>-<i>`` in a batch).
+    """
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+    def text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments))
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """A text answer; ``chunks`` splits it into that many stream pieces (default: per word)."""
+
+    text: str
+    chunks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hang:
+    """A model call that never answers; only the run's cancellation ends it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """A model call that raises ``error`` (``ConnectionError`` means the provider is down)."""
+
+    error: BaseException
+
+
+Step: TypeAlias = "str | Say | Call | Sequence[Call] | Hang | Fail"
+Script: TypeAlias = "Sequence[Step] | Callable[[int, ChatRequest], Step]"
+
+
+class ScriptedTransport:
+    """A :class:`~labkit.Transport` that replays a script, with no network.
+
+    Attributes:
+        calls: how many model calls reached this transport.
+        requests: the requests it received, in order.
+    """
+
+    name = "scripted"
+
+    def __init__(self, script: Script) -> None:
+        if isinstance(script, (str, bytes)) or not (callable(script) or isinstance(script, Sequence)):
+            raise TypeError("a script is a list of steps or a function (call_number, request) -> step")
+        self._script = script
+        self.calls = 0
+        self.requests: list[ChatRequest] = []
+
+    def __repr__(self) -> str:
+        return f"<ScriptedTransport calls={self.calls}>"
+
+    def _step(self, number: int, request: ChatRequest) -> Step:
+        if callable(self._script):
+            return self._script(number, request)
+        if number > len(self._script):
+            raise ScriptExhausted(
+                f"the script has {len(self._script)} steps but model call {number} was made; "
+                "add steps or use a function (call_number, request) -> step"
+            )
+        return self._script[number - 1]
+
+    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        self.calls += 1
+        self.requests.append(request)
+        step = self._step(self.calls, request)
+        if isinstance(step, Hang):
+            await asyncio.get_running_loop().create_future()  # resolved only by cancellation
+        if isinstance(step, Fail):
+            if isinstance(step.error, ConnectionError):
+                raise ProviderUnavailable(f"scripted transport: {step.error}") from step.error
+            raise step.error
+        message = _message(step, self.calls)
+        if not request.stream:
+            yield ChatChunk(text=message.text or "", tool_calls=message.tool_calls)
+            return
+        for piece in _pieces(step, message.text or ""):
+            yield ChatChunk(text=piece)
+        for call in message.tool_calls:
+            yield ChatChunk(tool_calls=(call,))
+
+
+def _message(step: Step, number: int) -> Message:
+    if isinstance(step, str):
+        return Message.assistant(step)
+    if isinstance(step, Say):
+        return Message.assistant(step.text)
+    if isinstance(step, Call):
+        return Message.assistant(None, (ToolCall(id=step.id or f"call-{number}", name=step.name, arguments=step.text()),))
+    if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
+        calls = tuple(
+            ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(step, 1)
+        )
+        return Message.assistant(None, calls)
+    raise TypeError(f"not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
+
+
+def _pieces(step: Step, text: str) -> list[str]:
+    if not text:
+        return []
+    count = step.chunks if isinstance(step, Say) and step.chunks else None
+    if count is None:
+        words = text.split(" ")
+        return [w + " " for w in words[:-1]] + [words[-1]]
+    size = max(1, -(-len(text) // count))
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    return pieces + [""] * (count - len(pieces)) if len(pieces) < count else pieces

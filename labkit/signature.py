@@ -1,0 +1,96 @@
+"""Repetition signatures: tool name + canonical arguments (SPEC §3.2).
+
+The canonical text of a JSON value is built so that two values the host
+should treat as "the same call" give the same text, and nothing else does:
+
+* object keys are sorted by code point, so key order never matters;
+* numbers are exact decimals: ``42``, ``42.0`` and ``4.2e1`` are one value,
+  while ``2**53 + 1`` and ``2**53`` stay apart (no float rounding);
+* ``true``/``false`` are never numbers, so ``true`` differs from ``1``;
+* strings are compared exactly (case and whitespace count), array order
+  counts and ``null`` counts;
+* non-finite floats (which bound arguments reject by default) keep a text
+  of their own: ``NaN``, ``Infinity``, ``-Infinity``.
+
+The signature is computed on the arguments *after* typed binding, so JSON
+``42`` from a model and a Python ``42`` passed directly give one signature.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+
+__all__ = ["canonical", "signature"]
+
+_dumps_str = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _number(value: int | float) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if value.is_integer() and abs(value) < 2**53:
+            value = int(value)
+        else:
+            sign, digits, exponent = Decimal(repr(value)).as_tuple()
+            return _decimal_text(sign, digits, int(exponent))
+    if -(10**15) < value < 10**15 and value % 10:  # the common case: no trailing zeros
+        return str(value)
+    sign, digits, exponent = Decimal(value).as_tuple()
+    return _decimal_text(sign, digits, int(exponent))
+
+
+def _decimal_text(sign: int, digits: tuple[int, ...], exponent: int) -> str:
+    end = len(digits)
+    while end > 1 and digits[end - 1] == 0:
+        end -= 1
+        exponent += 1
+    if end == 1 and digits[0] == 0:
+        return "0"
+    mantissa = "".join(map(str, digits[:end]))
+    text = mantissa if exponent == 0 else f"{mantissa}e{exponent}"
+    return "-" + text if sign else text
+
+
+def canonical(value: object) -> str:
+    """Return the canonical text of a JSON-shaped value.
+
+    Args:
+        value: ``None``, ``bool``, ``int``, ``float``, ``str``, a sequence
+            (list/tuple) or a mapping with string keys, nested freely.
+
+    Returns:
+        A string; equal strings mean the host treats the values as one.
+
+    Raises:
+        TypeError: a value that is not JSON-shaped (e.g. a set or an object).
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _dumps_str(value)
+    if isinstance(value, (int, float)):
+        return _number(value)
+    if isinstance(value, Mapping):
+        items = sorted(value.items())
+        return "{" + ",".join(_dumps_str(k) + ":" + canonical(v) for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(map(canonical, value)) + "]"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def signature(tool: str, arguments: Mapping[str, object]) -> str:
+    """Return the repetition signature of a call: ``"<tool>:<canonical arguments>"``.
+
+    Args:
+        tool: the tool name (one name identifies one implementation per scope).
+        arguments: the bound arguments, dumped to JSON-shaped values.
+    """
+    return tool + ":" + canonical(arguments)
