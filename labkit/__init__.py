@@ -22,6 +22,7 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
+from .predict import Check, check
 from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
@@ -37,6 +38,7 @@ __all__ = [
     "EXIT_USAGE",
     "SCENARIOS",
     "Call",
+    "Check",
     "CancelToken",
     "ChatChunk",
     "ChatRequest",
@@ -81,6 +83,7 @@ __all__ = [
     "arun",
     "assemble",
     "canonical",
+    "check",
     "exit_code",
     "get_scenario",
     "observe_middleware",

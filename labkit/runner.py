@@ -194,14 +194,19 @@ async def arun(
 
 
 def run(
-    scenario: str | Scenario,
+    scenario: str | Scenario | Setup,
     *,
     agent: AgentKind = "harness",
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
 ) -> RunOutcome:
-    """Run a scenario once, synchronously; works in scripts and inside Jupyter.
+    """Run a scenario (or a prepared :class:`Setup`) once, synchronously; works inside Jupyter too.
+
+    Args:
+        scenario: a scenario name, a :class:`Scenario`, or a :class:`Setup`
+            from :func:`prepare` (then the other arguments must be left out,
+            and the setup's task can be inspected after the run).
 
     Returns:
         The :class:`RunOutcome`.
@@ -210,6 +215,8 @@ def run(
         KeyboardInterrupt / asyncio.CancelledError: the caller cancelled.
         UnknownScenarioError: no such scenario.
     """
+    if isinstance(scenario, Setup):
+        return run_sync(scenario.arun())
     return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
 
 
