@@ -86,3 +86,9 @@ class RunOutcome(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.status.value}: {self.text!r}" if self.text is not None else self.status.value
+
+    def __repr__(self) -> str:
+        return (
+            f"RunOutcome(status={self.status.value!r}, text={self.text!r}, "
+            f"events={len(self.events)}, exit_code={self.exit_code})"
+        )
