@@ -138,6 +138,8 @@ class Explorer(w.VBox):
                 w.HBox([self.events_output, self.chart_output]),
             ]
         )
+        self.add_class("labkit-explorer")  # CSS hooks, used by the browser test
+        self.status_line.add_class("labkit-status")
 
     # -- the controls -------------------------------------------------------------------------
 
@@ -266,6 +268,8 @@ class Prediction(w.VBox):
             f" ({html.escape(self._agent_name)}, limits {html.escape(str(shown))}) end?"
         )
         super().__init__([heading, self._status, self._tool_calls, self.run_button, self.result_line])
+        self.add_class("labkit-prediction")
+        self.result_line.add_class("labkit-result")
 
     @property
     def status_choice(self) -> w.Dropdown:
