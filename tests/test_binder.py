@@ -116,6 +116,13 @@ def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
 
+    try:
+        _build_and_run(step, venv, bin_dir, notebooks)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)  # about 500 MB: not left for pytest's kept temp dirs
+
+
+def _build_and_run(step, venv: Path, bin_dir: Path, notebooks: list[Path]) -> None:
     step(_binder_python(), "-m", "venv", venv, timeout=120)
     step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", BINDER / "requirements.txt", "jupyterlab",
          timeout=1200)

@@ -170,6 +170,9 @@ NOTEBOOK_READY = """() => {
     && panel.sessionContext.kernelDisplayName !== 'No Kernel';
 }"""
 
+NOTHING_RAN = """() => window.jupyterapp.shell.currentWidget.content.widgets.every(
+    cell => cell.model.type !== 'code' || cell.model.executionCount === null)"""
+
 ALL_CELLS_RAN = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
   const kernel = panel.sessionContext.session.kernel;
@@ -186,6 +189,9 @@ def test_explorer_renders_and_reruns_in_jupyterlab(jupyterlab, browser):
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{base}/lab/tree/{notebook.name}?reset&token={token}")
     page.wait_for_function(NOTEBOOK_READY, polling=250)
+    # a chapter is stored with outputs and execution counts: clear them, so "every cell ran" means this run
+    page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.wait_for_function(NOTHING_RAN, polling=250)
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_CELLS_RAN, polling=250)
 
@@ -198,8 +204,15 @@ def test_explorer_renders_and_reruns_in_jupyterlab(jupyterlab, browser):
     for fallback in ("IntSlider(", "Explorer(", "Error displaying widget"):
         assert outputs.filter(has_text=fallback).count() == 0, f"{fallback!r} shown instead of a widget"
 
-    # the repeat scenario as the lesson shows it
-    panel.locator("select").first.select_option("repeat")
+    # the repeat scenario with its own limits (changing the scenario resets the sliders, whatever ran before)
+    scenario = panel.locator("select").first
+    scenario.select_option("complete")
+    scenario.select_option("repeat")
+    page.wait_for_function(
+        "el => el.textContent.trim() === '1'",
+        arg=panel.locator(".widget-hslider", has_text="attempts per signature").locator(".widget-readout").element_handle(),
+        polling=250,
+    )
     run_button = panel.locator("button", has_text="Run")
     status = panel.locator(".labkit-status")
     run_button.click()
