@@ -114,9 +114,7 @@ class Explorer(w.VBox):
             options=list(SCENARIOS), value=chosen.name, description="scenario", style=_STYLE, layout=_WIDE
         )
         self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
-        self._agent = w.ToggleButtons(
-            options=list(AGENTS), value=_check_agent(agent), description="agent", style=_STYLE
-        )
+        self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))
         self.sliders = _limit_sliders()
         self.run_button = w.Button(description="Run", button_style="primary", icon="play")
         self.status_line = w.HTML("Not run yet: choose the limits, then press <b>Run</b>.")
@@ -131,7 +129,7 @@ class Explorer(w.VBox):
             [
                 self._scenario,
                 self._summary,
-                self._agent,
+                w.HBox([w.Label("agent", layout=w.Layout(width="13em", justify_content="flex-end")), self._agent]),
                 *self.sliders.values(),
                 self.run_button,
                 self.status_line,
