@@ -25,6 +25,18 @@ from labkit.review import INSTRUCTIONS
 ALL_CAPABILITIES = frozenset({"ticket.read", "review.finish"})
 AGENTS = {"simple": SimpleAgent, "harness": HarnessAgent}
 
+# SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events)
+SPEC_TABLE = {
+    "complete": ("Completed", 2, 3),
+    "incomplete": ("Incomplete", 0, 1),
+    "forbidden": ("PermissionDenied", 0, 1),
+    "repeat": ("RepeatedCall", 1, 2),
+    "changing": ("ToolBudget", 4, 5),
+    "budget": ("ModelBudget", 1, 1),
+    "deadline": ("DeadlineExceeded", 0, 1),
+    "unavailable": ("ProviderUnavailable", 0, 1),
+}
+
 
 class FakeClock:
     """A monotonic clock backed by a one-item list; ``advance`` moves it forward."""
