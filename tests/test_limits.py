@@ -78,3 +78,11 @@ def test_with_validates(changes: dict[str, object], field: str) -> None:
     with pytest.raises(ValidationError) as info:
         Limits().with_(**changes)
     assert _field_of(info.value) == {field}
+
+
+def test_an_integer_deadline_is_seconds() -> None:
+    assert Limits(deadline_s=1).deadline_s == 1.0
+
+
+def test_str_names_every_limit_with_its_unit() -> None:
+    assert str(Limits()) == "model_calls=6 tool_calls=4 repetitions=1 deadline_s=120"

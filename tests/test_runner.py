@@ -311,3 +311,29 @@ def test_tool_results_helper_sees_refusals() -> None:  # keeps the transcript sh
     outcome = labkit.run("forbidden", agent="simple")
     (text,) = tool_results(outcome.transcript)["call-1"]
     assert text.startswith("refused: PermissionDenied")
+
+
+@asynctest
+async def test_a_halt_recorded_outside_the_run_stops_it() -> None:
+    entered = asyncio.Event()
+
+    def script(number: int, request: ChatRequest) -> object:
+        entered.set()
+        return Hang()
+
+    scope, task, transport, agent = review_agent(script, capabilities={"review.finish"})
+    read_ticket = next(t for t in agent.tools if t.name == "read_ticket")
+    run = asyncio.ensure_future(_run(agent, task))
+    await entered.wait()
+    with pytest.raises(RunHalted):
+        await asyncio.to_thread(read_ticket.invoke, {"input": 42})  # e.g. a direct call from another thread
+    outcome = await run
+    assert outcome.status is RunStatus.PERMISSION_DENIED
+    assert triples(outcome.events) == [("ModelCall", "model", 1), ("PermissionDenied", "read_ticket", 0)]
+    assert task.entries["read_ticket"] == 0
+
+
+def test_a_zero_deadline_admits_no_model_call() -> None:
+    outcome = labkit.run("complete", agent="simple", limits=Limits(deadline_s=0))
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert triples(outcome.events) == [("DeadlineExceeded", "run", 0)]
