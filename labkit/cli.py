@@ -34,6 +34,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if "unrecognized arguments" in message:
             message = f"{message}; valid flags: {', '.join(_flags(self))}"
+        elif "required: SCENARIO" in message:
+            message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
         raise _UsageError(f"{self.prog}: {message}")
 
 

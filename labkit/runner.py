@@ -216,6 +216,8 @@ def run(
         UnknownScenarioError: no such scenario.
     """
     if isinstance(scenario, Setup):
+        if agent != "harness" or limits is not None or transport is not None or stream:
+            raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
         return run_sync(scenario.arun())
     return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
 

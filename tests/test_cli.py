@@ -120,7 +120,6 @@ def test_usage_errors_exit_64_with_one_line(capsys, argv: list[str], must_mentio
     assert all(word in err[0] for word in must_mention)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `labkit run` without a scenario does not list the valid scenarios")
 def test_missing_scenario_lists_the_scenarios(capsys) -> None:
     assert main(["run"]) == EXIT_USAGE
     _, err = _lines(capsys)

@@ -265,7 +265,6 @@ async def test_an_agent_cannot_run_twice() -> None:
     assert transport.calls == 1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: labkit.run(setup, limits=...) silently ignores the other arguments")
 def test_run_of_a_setup_refuses_other_arguments() -> None:
     with pytest.raises((UserError, TypeError)):
         labkit.run(prepare("complete"), limits=Limits(model_calls=1))
