@@ -489,6 +489,13 @@ class GuardedTool:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
         raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
 
+    def _signature(self, bound: BaseModel) -> str:
+        """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
+        try:
+            return signature(self.name, bound.model_dump(mode="json"))
+        except (ValueError, RecursionError) as exc:  # pydantic stops serialising past ~250 levels
+            raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
+
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
 
@@ -500,7 +507,7 @@ class GuardedTool:
         """
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
+        scope._admit(self, self._signature(bound))
         kwargs = dict(bound)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
@@ -521,7 +528,7 @@ class GuardedTool:
             return _run_coroutine_blocking(self.ainvoke(arguments))
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
+        scope._admit(self, self._signature(bound))
         kwargs = dict(bound)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
@@ -576,7 +583,9 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
         fields[param.name] = (annotation, default)
     model = create_model(
         f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True),
+        # ser_json_inf_nan: a NaN reaching an untyped (Any) field must keep a signature of its
+        # own instead of being dumped as null, which would collide with a real null.
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, ser_json_inf_nan="constants"),
         **fields,
     )
     return model, token_param
