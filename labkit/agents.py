@@ -255,6 +255,8 @@ def _repeated_error(call_id: str, repeated: dict[str, int]) -> str:
 
 
 def _refused(call: ToolCall, halt: RunHalted) -> Message:
+    if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
+        return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
 
 

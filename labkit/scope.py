@@ -501,7 +501,9 @@ class GuardedTool:
 
         Raises:
             ToolArgumentsError: binding failed (nothing counted, no body).
-            RunHalted: the guard refused the attempt (body not entered).
+            RunHalted: the guard refused the attempt (``refused``: body not
+                entered), or the run stopped while the body ran (``refused``
+                is ``False``: the attempt counted, its result is dropped).
             asyncio.CancelledError: the run was cancelled.
             Exception: whatever the body raised (the attempt still counts).
         """
@@ -515,7 +517,7 @@ class GuardedTool:
             result = await self._body(**kwargs)
         else:
             result = await _run_in_daemon_thread(self._body, kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
@@ -533,8 +535,18 @@ class GuardedTool:
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         result = self._body(**kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
+
+    def _check_after_body(self) -> None:
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        try:
+            self._scope.check_cancellation()
+        except RunHalted as halt:
+            raise RunHalted(
+                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
+                refused=False,
+            ) from None
 
     __call__ = invoke
 
