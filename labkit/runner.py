@@ -246,23 +246,29 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     async def main() -> T:
         box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        if box.get("interrupted"):  # interrupted before the loop was known
+            coro.close()
+            raise asyncio.CancelledError("the caller cancelled the run before it started")
         return await coro
+
+    done = threading.Event()
 
     def target() -> None:
         try:
             box["value"] = asyncio.run(main())
         except BaseException as exc:  # handed back to the calling thread below
             box["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=target, name="labkit-run")
-    thread.start()
+    threading.Thread(target=target, name="labkit-run").start()
     try:
-        thread.join()
+        done.wait()  # not Thread.join: an interrupted join marks the thread finished (Python 3.11)
     except BaseException:
         # Interrupted while waiting (Ctrl+C / "interrupt kernel" in Jupyter): the caller
         # cancelled, so cancel the run on its loop too, wait for it to unwind, and re-raise.
         _cancel_in_thread(box)
-        thread.join()
+        done.wait()
         raise
     if "error" in box:
         raise box["error"]
@@ -270,6 +276,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def _cancel_in_thread(box: dict[str, Any]) -> None:
+    box["interrupted"] = True
     loop, task = box.get("loop"), box.get("task")
     if loop is None or task is None:
         return
