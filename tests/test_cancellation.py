@@ -407,3 +407,27 @@ def test_interrupting_a_run_inside_a_running_loop_cancels_it() -> None:
     assert proc.returncode == 0, err
     assert "interrupted" in out
     assert "transport cancelled=True stop=None" in out  # cancelled at once, not left to its deadline
+
+
+def test_a_body_outliving_its_run_cannot_act_through_the_scope() -> None:
+    release, finished = threading.Event(), threading.Event()
+    late: list[str] = []
+    tools: dict[str, Any] = {}
+
+    def blocking(n: int) -> str:
+        release.wait(10)
+        try:
+            tools["blocking"].invoke({"n": 2})  # the abandoned body tries another attempt
+        except Exception as exc:  # ScopeStateError: the run is over
+            late.append(type(exc).__name__)
+        finished.set()
+        return "late"
+
+    agent, _, scope = build([Call("blocking", {"n": 1}), "never"], {"blocking": blocking}, limits=Limits(deadline_s=DEADLINE_S))
+    tools.update({t.name: t for t in agent.tools})
+    outcome = asyncio.run(go(agent))
+    release.set()
+    assert finished.wait(10)
+    assert late == ["ScopeStateError"]
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert list(scope.events) == list(outcome.events) and scope.usage.tool_calls == 1
