@@ -97,7 +97,8 @@ def _as_json(setup: Setup, outcome: RunOutcome) -> str:
 
 
 def _as_text(setup: Setup, outcome: RunOutcome) -> str:
-    lines = [*setup.header(), "", "events:"]
+    """The events and the status; :meth:`Setup.header` is printed before the run starts."""
+    lines = ["", "events:"]
     width = max((len(e.kind) for e in outcome.events), default=0)
     for number, event in enumerate(outcome.events, 1):
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
@@ -130,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     try:
+        if not args.json:  # say what is running before a run that may take up to its deadline
+            print("\n".join(setup.header()), flush=True)
         outcome = run_sync(setup.arun())
     except KeyboardInterrupt:
         print("cancelled by the caller", file=sys.stderr)

@@ -90,11 +90,18 @@ class RunHalted(LabkitError):
     """The host stopped the run; ``reason`` is the :class:`~labkit.StopReason`.
 
     Raised by the guard and the model-call counter so that the loop unwinds.
+
+    Attributes:
+        reason: the run's stop reason (the first one recorded).
+        refused: ``True`` when the attempt was refused before its body (or
+            before the transport); ``False`` when the body was admitted and
+            ran, but the run stopped meanwhile, so its result is dropped.
     """
 
-    def __init__(self, reason: StopReason, message: str) -> None:
+    def __init__(self, reason: StopReason, message: str, *, refused: bool = True) -> None:
         super().__init__(message)
         self.reason = reason
+        self.refused = refused
 
 
 class ProviderUnavailable(LabkitError):
