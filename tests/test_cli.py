@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from labkit import EXIT_CANCELLED, EXIT_USAGE, SCENARIOS
+from labkit import EXIT_CANCELLED, EXIT_USAGE, SCENARIOS, prepare
 from labkit.cli import main
 
 from support import SPEC_TABLE
@@ -142,6 +142,10 @@ def test_caller_cancellation_exits_130(capsys, monkeypatch) -> None:
 
     monkeypatch.setattr("labkit.cli.run_sync", interrupted)
     assert main(["run", "complete"]) == EXIT_CANCELLED
+    out, err = _lines(capsys)
+    assert out == prepare("complete").header()  # printed when the run starts; no events, no status
+    assert err == ["cancelled by the caller"]
+    assert main(["run", "complete", "--json"]) == EXIT_CANCELLED
     out, err = _lines(capsys)
     assert out == []
     assert err == ["cancelled by the caller"]
