@@ -138,3 +138,10 @@ def test_different_arguments_are_different_signatures_through_the_guard() -> Non
 
 def lambda_body(input: int) -> int:
     return input
+
+
+def test_a_float_holding_an_integer_equals_that_integer_at_any_magnitude() -> None:
+    # 2.0**60 is exactly 2**60; its shortest printed form (1.152921504606847e+18) is not.
+    assert canonical(2.0**60) == canonical(2**60)
+    assert canonical(2.0**60) != canonical(2**60 + 1)
+    assert canonical(-(2.0**70)) == canonical(-(2**70))
