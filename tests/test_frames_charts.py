@@ -13,7 +13,7 @@ from matplotlib.figure import Figure  # noqa: E402
 import labkit  # noqa: E402
 from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E402
 from labkit.charts import counters_chart  # noqa: E402
-from labkit.frames import counters_frame, events_frame, outcomes_frame  # noqa: E402
+from labkit.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
 
 from support import triples  # noqa: E402
 
@@ -77,7 +77,7 @@ def test_outcomes_frame_side_by_side(repeat, complete) -> None:
     assert list(frame.index) == ["repeat", "complete"]
     assert list(frame.columns) == ["status", "ToolCall", "ModelCall", "exit code", "text"]
     assert frame.loc["repeat"].tolist()[:4] == ["RepeatedCall", 1, 2, 2]
-    assert pd.isna(frame.loc["repeat", "text"])  # withheld
+    assert frame.loc["repeat", "text"] == WITHHELD
     assert frame.loc["complete"].tolist() == ["Completed", 2, 3, 0, "Review finished."]
     pairs = outcomes_frame([("a", repeat), ("b", complete)])
     assert list(pairs.index) == ["a", "b"]
