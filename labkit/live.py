@@ -36,6 +36,7 @@ import importlib
 import json
 import os
 import re
+import socket
 import tomllib
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -124,7 +125,8 @@ class LiveProfile(BaseModel):
         if value is None or value == "":
             return None
         if not _ENV_NAME.fullmatch(value):
-            raise ValueError(f"{value!r} is not an environment variable name (give the variable's name, not the key)")
+            # never echo the value: a key pasted here by mistake must not be printed
+            raise ValueError("not an environment variable name (give the name of the variable holding the key)")
         return value
 
     @classmethod
@@ -306,12 +308,25 @@ def _is_transport_error(exc: BaseException) -> bool:
 
 
 def _cause(exc: BaseException) -> str:
-    """The innermost cause's text: 'connection refused', 'name or service not known', ..."""
-    seen: BaseException = exc
-    while seen.__cause__ is not None or seen.__context__ is not None:
-        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
-    text = str(seen).strip() or type(seen).__name__
-    return text.splitlines()[0][:160]
+    """A short reason from the exception chain: 'connection refused', 'DNS lookup failed: ...', ..."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 12:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    oserrors = [e for e in chain if isinstance(e, OSError)]
+    if oserrors:
+        last = oserrors[-1]
+        if isinstance(last, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(last, socket.gaierror):
+            return f"DNS lookup failed: {last.strerror or last}"
+        if isinstance(last, TimeoutError):
+            return "timed out"
+        return (str(last).strip() or type(last).__name__).splitlines()[0][:160]
+    below = [e for e in chain if type(e).__module__.split(".")[0] != "openai" and not isinstance(e, RuntimeError)]
+    first = below[0] if below else exc
+    return (str(first).strip() or type(first).__name__).splitlines()[0][:160]
 
 
 def _server_message(exc: BaseException) -> str:
