@@ -33,7 +33,7 @@ from labkit.scripted import Script
 
 __all__ = ["FakeOpenAIServer"]
 
-Reply = Callable[[dict[str, Any]], "tuple[int, dict[str, Any] | bytes]"]
+Reply = Callable[[dict[str, Any]], "tuple[int, dict[str, Any] | bytes] | tuple[int, bytes, str]"]
 
 
 class FakeOpenAIServer:
@@ -41,7 +41,7 @@ class FakeOpenAIServer:
 
     Args:
         script: the steps (or step function) to replay; one ScriptedTransport per server.
-        reply: instead of the script, ``body_json -> (status, json_or_bytes)``.
+        reply: instead of the script, ``body_json -> (status, json_or_bytes[, content_type])``.
         model: when set, any other requested model gets a 404 "model not found".
         api_key: when set, any other bearer key gets a 401.
         stall_s: the longest a ``Hang`` step (or a stalled reply) holds a request.
@@ -155,10 +155,10 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeOpenAIServer:
         return self.server.fake  # type: ignore[attr-defined]
 
-    def _json(self, status: int, payload: dict[str, Any] | bytes) -> None:
+    def _json(self, status: int, payload: dict[str, Any] | bytes, content_type: str = "application/json") -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -182,8 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.model is not None and body.get("model") != fake.model:
             return self._error(404, f"model {body.get('model')!r} not found", "not_found_error")
         if fake.reply is not None:
-            status, payload = fake.reply(body)
-            return self._json(status, payload)
+            return self._json(*fake.reply(body))
         chunks = fake.answer(body)
         if chunks is None:
             self.close_connection = True
