@@ -370,9 +370,7 @@ def _import_openai() -> Any:
     try:
         return importlib.import_module("openai")
     except ImportError:
-        raise ConfigurationError(
-            "the live transport needs the openai client: pip install 'labkit[live]'"
-        ) from None
+        raise ConfigurationError("the live transport needs the openai client: pip install 'labkit[live]'") from None
 
 
 class LiveTransport:
@@ -428,6 +426,7 @@ class LiveTransport:
             ProviderResponseError: a malformed answer.
         """
         self.calls += 1
+        url = f"{self.profile.base_url}/chat/completions"
         openai = self._openai
         client = openai.AsyncOpenAI(
             api_key=self.__key,
@@ -440,13 +439,13 @@ class LiveTransport:
                 if request.stream:
                     stream = await client.chat.completions.create(**_body(request, self.profile.model), stream=True)
                     try:
-                        async for chunk in _from_stream(stream):
+                        async for chunk in _from_stream(stream, url):
                             yield chunk
                     finally:
                         await stream.close()
                 else:
                     completion = await client.chat.completions.create(**_body(request, self.profile.model))
-                    yield _from_completion(completion)
+                    yield _from_completion(completion, url)
             except LabkitError:
                 raise
             except Exception as exc:
@@ -485,33 +484,38 @@ def _wire_message(message: Message) -> dict[str, Any]:
     return {"role": message.role.value, "content": message.text or ""}
 
 
-def _malformed(detail: str) -> ProviderResponseError:
-    return ProviderResponseError(f"malformed chat completion: {detail}")
+def _malformed(detail: str, url: str) -> ProviderResponseError:
+    return ProviderResponseError(
+        f"malformed chat completion from {url}: {detail}; "
+        "check that the base URL is an OpenAI-compatible API root (it usually ends in /v1)"
+    )
 
 
-def _from_completion(completion: Any) -> ChatChunk:
+def _from_completion(completion: Any, url: str) -> ChatChunk:
     choices = getattr(completion, "choices", None)
     if not isinstance(choices, list) or not choices:
-        raise _malformed("no choices in the answer")
+        raise _malformed("no choices in the answer", url)
     message = getattr(choices[0], "message", None)
     if message is None:
-        raise _malformed("the first choice has no message")
+        raise _malformed("the first choice has no message", url)
     text = message.content if isinstance(message.content, str) else ""
     calls = []
     for index, call in enumerate(message.tool_calls or ()):
         function = getattr(call, "function", None)
         name = getattr(function, "name", None)
         if not isinstance(name, str) or not name:
-            raise _malformed(f"tool call {index} has no function name")
+            raise _malformed(f"tool call {index} has no function name", url)
         arguments = function.arguments if isinstance(function.arguments, str) else json.dumps(function.arguments)
         calls.append(ToolCall(id=call.id or f"call_{index}", name=name, arguments=arguments or "{}"))
     return ChatChunk(text=text, tool_calls=tuple(calls))
 
 
-async def _from_stream(stream: Any) -> AsyncIterator[ChatChunk]:
+async def _from_stream(stream: Any, url: str) -> AsyncIterator[ChatChunk]:
     """Text deltas as they come; tool-call deltas joined by index and yielded whole at the end."""
     pending: dict[int, dict[str, str]] = {}
+    received = 0
     async for chunk in stream:
+        received += 1
         choices = getattr(chunk, "choices", None)
         if not choices:  # e.g. a final usage-only chunk
             continue
@@ -529,11 +533,13 @@ async def _from_stream(stream: Any) -> AsyncIterator[ChatChunk]:
             if function is not None:
                 slot["name"] += function.name or ""
                 slot["arguments"] += function.arguments or ""
+    if not received:
+        raise _malformed("the stream ended without a single chunk (is it a server-sent event stream?)", url)
     calls = []
     for index in sorted(pending):
         slot = pending[index]
         if not slot["name"]:
-            raise _malformed(f"streamed tool call {index} has no function name")
+            raise _malformed(f"streamed tool call {index} has no function name", url)
         calls.append(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"] or "{}"))
     if calls:
         yield ChatChunk(tool_calls=tuple(calls))

@@ -26,7 +26,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from labkit import ChatRequest, Message, ProviderUnavailable, ScriptedTransport, ToolCall, ToolSpec
 from labkit.scripted import Script
@@ -82,7 +82,7 @@ class FakeOpenAIServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -125,9 +125,15 @@ def _chat_request(body: dict[str, Any]) -> ChatRequest:
             ToolCall(id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"])
             for c in m.get("tool_calls") or ()
         )
-        messages.append(Message(role=m["role"], text=m.get("content"), tool_calls=calls, tool_call_id=m.get("tool_call_id")))
+        messages.append(
+            Message(role=m["role"], text=m.get("content"), tool_calls=calls, tool_call_id=m.get("tool_call_id"))
+        )
     tools = tuple(
-        ToolSpec(name=t["function"]["name"], description=t["function"].get("description", ""), parameters=t["function"]["parameters"])
+        ToolSpec(
+            name=t["function"]["name"],
+            description=t["function"].get("description", ""),
+            parameters=t["function"]["parameters"],
+        )
         for t in body.get("tools") or ()
     )
     return ChatRequest(
@@ -224,7 +230,12 @@ class _Handler(BaseHTTPRequestHandler):
             if chunk.text:
                 event({"content": chunk.text})
             for call in chunk.tool_calls:  # id and name first, then the arguments in two pieces
-                head = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+                head = {
+                    "index": index,
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": ""},
+                }
                 event({"tool_calls": [head]})
                 half = len(call.arguments) // 2
                 for piece in (call.arguments[:half], call.arguments[half:]):

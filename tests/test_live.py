@@ -11,10 +11,10 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
+from fake_openai_server import FakeOpenAIServer
 
-import labkit  # noqa: E402
-from labkit import (  # noqa: E402
+import labkit
+from labkit import (
     EXIT_CONFIG,
     EXIT_PROTOCOL,
     EXIT_USAGE,
@@ -26,8 +26,8 @@ from labkit import (  # noqa: E402
     ProviderUnavailable,
     RunStatus,
 )
-from labkit.cli import main  # noqa: E402
-from labkit.live import DEFAULT_BASE_URL, DEFAULT_MODEL, ERROR_MAP, _row, map_error  # noqa: E402
+from labkit.cli import main
+from labkit.live import DEFAULT_BASE_URL, DEFAULT_MODEL, ERROR_MAP, _row, map_error
 
 SECRET = "sk-labkit-test-5ecret-value-0042"
 
@@ -76,7 +76,7 @@ def test_a_live_table_in_the_file_is_read(tmp_path):
     [
         ("model = ", "not valid TOML"),
         ('modle = "x"\n', "unknown setting modle"),
-        ('timeout_s = -1\n', "timeout_s"),
+        ("timeout_s = -1\n", "timeout_s"),
         ('base_url = "localhost:11434"\n', "base_url"),
     ],
 )
@@ -119,8 +119,15 @@ def test_the_key_is_sent_but_never_shown():
         headers = set(server.authorizations)
     assert outcome.status is RunStatus.COMPLETED
     assert headers == {f"Bearer {SECRET}"}
-    shown = [repr(profile), str(profile), profile.describe(), repr(transport), transport.describe(),
-             outcome.model_dump_json(), repr(outcome)]
+    shown = [
+        repr(profile),
+        str(profile),
+        profile.describe(),
+        repr(transport),
+        transport.describe(),
+        outcome.model_dump_json(),
+        repr(outcome),
+    ]
     assert not any(SECRET in text for text in shown)
 
 
@@ -211,8 +218,13 @@ def _error_body(status: int):
 
 @pytest.mark.parametrize(
     ("status", "openai_class"),
-    [(500, "InternalServerError"), (503, "InternalServerError"), (429, "RateLimitError"),
-     (409, "ConflictError"), (408, "APIStatusError")],
+    [
+        (500, "InternalServerError"),
+        (503, "InternalServerError"),
+        (429, "RateLimitError"),
+        (409, "ConflictError"),
+        (408, "APIStatusError"),
+    ],
 )
 def test_retried_statuses_are_provider_unavailable_after_the_retries(status, openai_class):
     with FakeOpenAIServer(reply=_error_body(status)) as server:
@@ -257,25 +269,52 @@ def test_a_refused_key_names_the_key_variable():
 
 
 def test_an_unknown_model_names_the_model():
-    with FakeOpenAIServer(model="llama3.2") as server:
-        with pytest.raises(ConfigurationError, match="model 'qwen-missing' was not found"):
-            labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=server.base_url, model="qwen-missing")))
+    match = "model 'qwen-missing' was not found"
+    with FakeOpenAIServer(model="llama3.2") as server, pytest.raises(ConfigurationError, match=match):
+        labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=server.base_url, model="qwen-missing")))
 
 
+_NAMELESS_CALL = {"id": "x", "type": "function", "function": {"arguments": "{}"}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
 @pytest.mark.parametrize(
-    "payload",
+    ("payload", "detail"),
     [
-        b"<html>not an API</html>",
-        {"choices": []},
-        {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [{"id": "x", "type": "function",
-                                                                                  "function": {"arguments": "{}"}}]}}]},
+        (b"<html>not an API</html>", "could not be read|without a single chunk"),
+        ({"choices": []}, "no choices|without a single chunk"),
+        (
+            {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [_NAMELESS_CALL]}}]},
+            "no function name|without a single chunk",
+        ),
     ],
     ids=["not-json", "no-choices", "call-without-name"],
 )
-def test_a_malformed_answer_is_a_provider_response_error(payload):
+def test_a_malformed_answer_is_a_provider_response_error(payload, detail, stream):
     with FakeOpenAIServer(reply=lambda body: (200, payload)) as server:
-        with pytest.raises(ProviderResponseError, match=server.base_url.replace(".", r"\.") + "|malformed"):
-            labkit.run("complete", transport=_transport(server.base_url))
+        with pytest.raises(ProviderResponseError, match=detail) as info:
+            labkit.run("complete", transport=_transport(server.base_url), stream=stream)
+    assert server.base_url in str(info.value)
+
+
+def test_a_streamed_tool_call_without_a_name_is_a_provider_response_error():
+    event = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"tool_calls": [{"index": 0, "id": "x", "function": {"arguments": "{}"}}]},
+                "finish_reason": None,
+            }
+        ],
+    }
+    stream = b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n"
+    with FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server:
+        with pytest.raises(ProviderResponseError, match="streamed tool call 0 has no function name"):
+            labkit.run("complete", transport=_transport(server.base_url), stream=True)
 
 
 def test_an_error_event_in_a_stream_is_a_provider_response_error():
@@ -292,8 +331,19 @@ def test_an_error_event_in_a_stream_is_a_provider_response_error():
 def test_console_live_run_shows_the_profile_not_the_key(capsys, monkeypatch):
     monkeypatch.setenv("LABKIT_TEST_KEY", SECRET)
     with FakeOpenAIServer(labkit.SCENARIOS["complete"].script, api_key=SECRET) as server:
-        code = main(["run", "complete", "--live", "--base-url", server.base_url, "--model", "fake",
-                     "--api-key-env", "LABKIT_TEST_KEY"])
+        code = main(
+            [
+                "run",
+                "complete",
+                "--live",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake",
+                "--api-key-env",
+                "LABKIT_TEST_KEY",
+            ]
+        )
     out, err = capsys.readouterr()
     assert code == 0
     assert f"transport: live, model fake at {server.base_url}, key from $LABKIT_TEST_KEY" in out

@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("openai")
 
-from fake_openai_server import FakeOpenAIServer  # noqa: E402
+from fake_openai_server import FakeOpenAIServer
 
-import labkit  # noqa: E402
-from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus  # noqa: E402
+import labkit
+from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus
 
 # The SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events).
 SPEC_TABLE = {

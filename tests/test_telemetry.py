@@ -6,14 +6,14 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
 
-import labkit  # noqa: E402
-from labkit import SCENARIOS, Call, CountingClient, ExecutionScope, Limits, ScriptedTransport, SimpleAgent  # noqa: E402
-from labkit.telemetry import TracingTransport, instrument, tool_span_middleware, traced_run  # noqa: E402
+import labkit
+from labkit import SCENARIOS, Call, CountingClient, ExecutionScope, Limits, ScriptedTransport, SimpleAgent
+from labkit.telemetry import TracingTransport, instrument, tool_span_middleware, traced_run
 
 SECRET = "sk-labkit-5ecret-argument-0042"
 
@@ -66,7 +66,11 @@ def test_complete_makes_a_run_span_with_model_and_tool_spans_under_it(tracing):
     assert [s.attributes["labkit.model_call"] for s in chats] == [1, 2, 3]
     assert all(s.kind is SpanKind.CLIENT and s.attributes["gen_ai.operation.name"] == "chat" for s in chats)
     assert all(s.attributes["gen_ai.request.model"] == "scripted" for s in chats)
-    assert [s.attributes["gen_ai.response.finish_reasons"] for s in chats] == [("tool_calls",), ("tool_calls",), ("stop",)]
+    assert [s.attributes["gen_ai.response.finish_reasons"] for s in chats] == [
+        ("tool_calls",),
+        ("tool_calls",),
+        ("stop",),
+    ]
 
     tools = [s for s in children if s.name.startswith("execute_tool")]
     call_ids = [c.id for m in outcome.transcript for c in m.tool_calls]
@@ -134,11 +138,16 @@ def test_no_argument_or_content_reaches_any_span(tracing):
         raise ValueError(f"token {token} is unknown")  # a body that quotes its argument
 
     tool = scope.tool("lookup", "vault.read", lookup)
-    script = [Call("lookup", {"token": SECRET}), Call("lookup", {"token": SECRET + "-2", "extra": SECRET}),
-              f"I used {SECRET}."]
+    script = [
+        Call("lookup", {"token": SECRET}),
+        Call("lookup", {"token": SECRET + "-2", "extra": SECRET}),
+        f"I used {SECRET}.",
+    ]
     client = CountingClient(TracingTransport(ScriptedTransport(script), scope=scope, tracer=tracer), scope)
     agent = SimpleAgent(
-        client, [tool], instructions=f"The secret is {SECRET}.",
+        client,
+        [tool],
+        instructions=f"The secret is {SECRET}.",
         middleware=(tool_span_middleware(tracer), labkit.observe_middleware),
     )
     outcome = labkit.run_sync(traced_run(agent, f"Use {SECRET}.", is_complete=lambda: False, tracer=tracer))
