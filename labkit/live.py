@@ -72,6 +72,7 @@ ENV_API_KEY_ENV = "LABKIT_API_KEY_ENV"
 ENV_PROFILE = "LABKIT_PROFILE"
 
 _NO_KEY = "labkit-no-key"  # sent when no key variable is named: local servers ignore the header
+_CONNECT_S = 5.0  # a host that drops packets fails in seconds, not after timeout_s
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAGS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
 _ENVS = {"base_url": ENV_BASE_URL, "model": ENV_MODEL, "api_key_env": ENV_API_KEY_ENV}
@@ -85,7 +86,7 @@ class LiveProfile(BaseModel):
         model: the model name the server knows, e.g. ``llama3.2``.
         api_key_env: the *name* of the environment variable holding the key,
             or ``None`` for a local server that needs none.
-        timeout_s: seconds the client waits for a connection or a read.
+        timeout_s: seconds the client waits for an answer (connecting waits at most 5 s).
         max_retries: client retries after a connection error, 408, 409, 429 or
             5xx; kept low so an absent server fails fast.
         source: where the values came from, for messages (not a setting).
@@ -431,7 +432,7 @@ class LiveTransport:
         client = openai.AsyncOpenAI(
             api_key=self.__key,
             base_url=self.profile.base_url,
-            timeout=self.profile.timeout_s,
+            timeout=openai.Timeout(self.profile.timeout_s, connect=min(self.profile.timeout_s, _CONNECT_S)),
             max_retries=self.profile.max_retries,
         )
         try:
