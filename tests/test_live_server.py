@@ -54,8 +54,13 @@ def test_live_over_http_matches_scripted(name: str, agent: str, stream: bool):
     assert live.events == scripted.events
     assert live.status == scripted.status and live.text == scripted.text
     assert live.transcript == scripted.transcript  # tool-call ids, arguments and results survive the wire
-    # Every admitted model call reached the server once (no budget-refused call did).
-    assert transport.calls == model_calls == len(requests)
+    # Every admitted model call reached the transport once (no budget-refused call did), and the server
+    # at most once: under a 0.1 s deadline the request may be cut before it is sent.
+    assert transport.calls == model_calls
+    if name == "deadline":
+        assert len(requests) <= model_calls
+    else:
+        assert len(requests) == model_calls
     assert all(bool(r.get("stream")) is stream for r in requests)
 
 
