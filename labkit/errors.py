@@ -12,7 +12,8 @@ a run::
     │   └── ConfigurationError    a live profile that cannot work as written
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
-    └── ProviderUnavailable       the model endpoint could not be reached
+    ├── ProviderUnavailable       the model endpoint could not be reached
+    └── ProviderResponseError     the endpoint answered, but not with a usable chat completion
 
 ``RunHalted`` and ``ProviderUnavailable`` are how a run unwinds; the public
 entry points turn them into a :class:`labkit.RunOutcome`, so a caller of
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigurationError",
     "DuplicateToolError",
     "LabkitError",
+    "ProviderResponseError",
     "ProviderUnavailable",
     "RunHalted",
     "ScopeStateError",
@@ -109,4 +111,13 @@ class ProviderUnavailable(LabkitError):
 
     Transports raise it at their boundary; a run reports it as status
     ``ProviderUnavailable`` (console exit 2).
+    """
+
+
+class ProviderResponseError(LabkitError):
+    """The endpoint answered, but not with a usable OpenAI-compatible chat completion.
+
+    Raised by the live transport for a malformed body, a broken stream or an
+    error the server reported mid-stream (SPEC §6 "Live"). It is not a stop
+    status: the run raises it, and the console exits 76 with one line.
     """

@@ -142,9 +142,14 @@ class Setup:
 
     def header(self) -> list[str]:
         """What the console prints before the events: agent, transport, grants, limits, condition."""
+        describe = getattr(self.transport, "describe", None)
+        if callable(describe):  # e.g. a live transport: the scenario lends its grants and limits, not its script
+            transport = f"transport: {describe()} (scenario {self.scenario.name}: its grants and limits)"
+        else:
+            transport = f"transport: {self.transport.name} (scenario {self.scenario.name}: {self.scenario.summary})"
         return [
             *self.agent.describe(),
-            f"transport: {self.transport.name} (scenario {self.scenario.name}: {self.scenario.summary})",
+            transport,
             "capabilities granted: " + (", ".join(sorted(self.scope.capabilities)) or "none"),
             f"tools visible to the model: {', '.join(t.name for t in self.agent.tools)}",
             f"limits: {self.scope.limits}",
