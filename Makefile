@@ -18,8 +18,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# --allow-root only when run as root (containers, CI machines); a learner's account needs nothing.
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(CHAPTER1)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) $(CHAPTER1)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)

@@ -12,6 +12,7 @@ from .errors import (
     ConfigurationError,
     DuplicateToolError,
     LabkitError,
+    ProviderResponseError,
     ProviderUnavailable,
     RunHalted,
     ScopeStateError,
@@ -22,8 +23,9 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
+from .live import LiveProfile, LiveTransport
 from .predict import Check, check
-from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, get_scenario
@@ -35,6 +37,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EXIT_CANCELLED",
+    "EXIT_CONFIG",
+    "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "SCENARIOS",
     "Call",
@@ -55,8 +59,11 @@ __all__ = [
     "HarnessCapabilities",
     "LabkitError",
     "Limits",
+    "LiveProfile",
+    "LiveTransport",
     "Message",
     "Middleware",
+    "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
     "Role",

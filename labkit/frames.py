@@ -11,7 +11,10 @@ import pandas as pd
 
 from .outcome import RunOutcome
 
-__all__ = ["counters_frame", "events_frame", "outcomes_frame"]
+__all__ = ["WITHHELD", "counters_frame", "events_frame", "outcomes_frame"]
+
+WITHHELD = "(withheld)"
+"""Shown instead of the text of a stopped run, which has none."""
 
 
 def events_frame(outcome: RunOutcome) -> pd.DataFrame:
@@ -58,11 +61,12 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
             ``{"repeat / simple": o1, "repeat / harness": o2}``.
 
     Returns:
-        Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and ``text``.
+        Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and
+        ``text`` (``"(withheld)"`` after a stop: the run has no result text).
     """
     pairs = outcomes.items() if isinstance(outcomes, Mapping) else outcomes
     rows = [
-        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, o.text)
+        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, WITHHELD if o.text is None else o.text)
         for label, o in pairs
     ]
     frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])

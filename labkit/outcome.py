@@ -13,6 +13,8 @@ from .scope import Usage
 
 __all__ = [
     "EXIT_CANCELLED",
+    "EXIT_CONFIG",
+    "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "RunOutcome",
     "RunStatus",
@@ -45,6 +47,12 @@ EXIT_CANCELLED = 130
 
 EXIT_USAGE = 64
 """Console exit code for a usage error (unknown scenario, bad flag), never a controlled stop."""
+
+EXIT_PROTOCOL = 76
+"""Console exit code when a live endpoint answers with something that is not a usable chat completion."""
+
+EXIT_CONFIG = 78
+"""Console exit code for a live profile that cannot work (bad URL, unknown model, key variable unset, ...)."""
 
 
 def exit_code(status: RunStatus) -> int:

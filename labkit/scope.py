@@ -489,18 +489,27 @@ class GuardedTool:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
         raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
 
+    def _signature(self, bound: BaseModel) -> str:
+        """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
+        try:
+            return signature(self.name, bound.model_dump(mode="json"))
+        except (ValueError, RecursionError) as exc:  # pydantic stops serialising past ~250 levels
+            raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
+
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
 
         Raises:
             ToolArgumentsError: binding failed (nothing counted, no body).
-            RunHalted: the guard refused the attempt (body not entered).
+            RunHalted: the guard refused the attempt (``refused``: body not
+                entered), or the run stopped while the body ran (``refused``
+                is ``False``: the attempt counted, its result is dropped).
             asyncio.CancelledError: the run was cancelled.
             Exception: whatever the body raised (the attempt still counts).
         """
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
+        scope._admit(self, self._signature(bound))
         kwargs = dict(bound)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
@@ -508,7 +517,7 @@ class GuardedTool:
             result = await self._body(**kwargs)
         else:
             result = await _run_in_daemon_thread(self._body, kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
@@ -521,13 +530,23 @@ class GuardedTool:
             return _run_coroutine_blocking(self.ainvoke(arguments))
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
+        scope._admit(self, self._signature(bound))
         kwargs = dict(bound)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         result = self._body(**kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
+
+    def _check_after_body(self) -> None:
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        try:
+            self._scope.check_cancellation()
+        except RunHalted as halt:
+            raise RunHalted(
+                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
+                refused=False,
+            ) from None
 
     __call__ = invoke
 
@@ -576,7 +595,9 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
         fields[param.name] = (annotation, default)
     model = create_model(
         f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True),
+        # ser_json_inf_nan: a NaN reaching an untyped (Any) field must keep a signature of its
+        # own instead of being dumped as null, which would collide with a real null.
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, ser_json_inf_nan="constants"),
         **fields,
     )
     return model, token_param
