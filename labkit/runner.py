@@ -268,14 +268,17 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         finally:
             done.set()
 
-    threading.Thread(target=target, name="labkit-run").start()
+    thread = threading.Thread(target=target, name="labkit-run")
     try:
+        thread.start()  # inside the try: an interrupt may land while the thread starts
         done.wait()  # not Thread.join: an interrupted join marks the thread finished (Python 3.11)
     except BaseException:
-        # Interrupted while waiting (Ctrl+C / "interrupt kernel" in Jupyter): the caller
-        # cancelled, so cancel the run on its loop too, wait for it to unwind, and re-raise.
+        # Interrupted (Ctrl+C / "interrupt kernel" in Jupyter): the caller cancelled, so cancel
+        # the run on its loop too, wait for it to unwind, and re-raise. A thread that has not
+        # begun yet finds the flag set by _cancel_in_thread and runs nothing.
         _cancel_in_thread(box)
-        done.wait()
+        if thread.ident is not None:
+            done.wait()
         raise
     if "error" in box:
         raise box["error"]

@@ -70,7 +70,7 @@ def test_secret_arguments_stay_out_of_the_console(
             [Call("read_ticket", {"input": SECRET_ID}), Call("read_ticket", f'{{"input": "{SECRET}"}}')]
             + [Call("read_ticket", {"input": SECRET_ID})]
         )
-        return real_prepare(scenario, **options, transport=secret_model)
+        return real_prepare(scenario, **{**options, "transport": secret_model})
 
     monkeypatch.setattr(labkit.cli, "prepare", prepare_with_secret)
     for argv in (["run", "repeat"], ["run", "repeat", "--json"], ["run", "repeat", "--simple"]):
