@@ -33,7 +33,7 @@ def counters_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
         ("model calls", usage.model_calls, limits.model_calls, "{:d}"),
         ("tool attempts", usage.tool_calls, limits.tool_calls, "{:d}"),
         ("attempts per signature", usage.repetitions, limits.repetitions, "{:d}"),
-        ("seconds", usage.elapsed_s, limits.deadline_s, "{:.2g}"),
+        ("seconds", usage.elapsed_s, limits.deadline_s, "{:.2f}"),
     ]
     labels = [r[0] for r in rows]
     shares = [100.0 * used / limit if limit else 100.0 for _, used, limit, _ in rows]
