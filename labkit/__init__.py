@@ -22,7 +22,7 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .predict import Check, check
+from .predict import Check, Checks, Comparison, check, compare
 from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
@@ -39,6 +39,8 @@ __all__ = [
     "SCENARIOS",
     "Call",
     "Check",
+    "Checks",
+    "Comparison",
     "CancelToken",
     "ChatChunk",
     "ChatRequest",
@@ -84,6 +86,7 @@ __all__ = [
     "assemble",
     "canonical",
     "check",
+    "compare",
     "exit_code",
     "get_scenario",
     "observe_middleware",

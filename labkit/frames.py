@@ -9,20 +9,33 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+from .events import ControlEvent
 from .outcome import RunOutcome
 
 __all__ = ["counters_frame", "events_frame", "outcomes_frame"]
 
 
-def events_frame(outcome: RunOutcome) -> pd.DataFrame:
+def events_frame(
+    source: RunOutcome | Mapping[str, RunOutcome] | Iterable[ControlEvent],
+) -> pd.DataFrame:
     """The ordered control events as a table.
+
+    Args:
+        source: a run; or ``{label: outcome}`` to put several runs side by
+            side (e.g. ``{"simple": a, "harness": b}``); or control events
+            themselves (e.g. ``scope.events`` after direct tool invocations).
 
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
-        ``name`` and ``count``. Arguments are never part of it.
+        ``name`` and ``count``; for a mapping, one column group per label
+        (a shorter run leaves empty cells). Arguments are never part of it.
     """
+    if isinstance(source, Mapping):
+        frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in source.items()}
+        return pd.concat(frames, axis=1, names=["run", None])
+    events = source.events if isinstance(source, RunOutcome) else tuple(source)
     frame = pd.DataFrame(
-        [(str(e.kind), e.name, e.count) for e in outcome.events],
+        [(str(e.kind), e.name, e.count) for e in events],
         columns=["kind", "name", "count"],
     )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
