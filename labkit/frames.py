@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import json
+
 import pandas as pd
 
 from .events import ControlEvent
 from .outcome import RunOutcome
+from .signature import canonical
 
-__all__ = ["counters_frame", "events_frame", "outcomes_frame"]
+__all__ = ["canonical_frame", "counters_frame", "events_frame", "outcomes_frame"]
 
 
 def events_frame(
@@ -80,3 +83,29 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
     ]
     frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])
     return frame.set_index("run")
+
+
+def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (SPEC §3.2)
+
+    Args:
+        pairs: ``{label: (left_json, right_json)}``, each side a JSON text as a
+            model would send it, e.g. ``{"42 vs 42.0": ('{"input": 42}', '{"input": 42.0}')}``.
+
+    Returns:
+        One row per label with columns ``left``, ``right``, ``canonical left``,
+        ``canonical right`` and ``same`` (equal canonical texts, hence one signature
+        for one tool).
+
+    Raises:
+        ValueError: a side is not valid JSON (the message names the pair).
+    """
+    rows = []
+    for label, (left, right) in pairs.items():
+        try:
+            a, b = json.loads(left), json.loads(right)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"pair {label!r}: not valid JSON text ({exc})") from None
+        rows.append((label, left, right, canonical(a), canonical(b), canonical(a) == canonical(b)))
+    frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
+    return frame.set_index("pair")

@@ -2,7 +2,9 @@
 
 import labkit
 from labkit.charts import counters_chart
-from labkit.frames import events_frame
+import pytest
+
+from labkit.frames import canonical_frame, events_frame
 
 
 def test_events_frame_side_by_side_keeps_whole_numbers():
@@ -27,3 +29,18 @@ def test_counters_chart_draws_one_panel_per_run():
     fig = counters_chart(runs)
     assert [ax.get_title() for ax in fig.axes] == ["simple: ModelBudget", "harness: ModelBudget"]
     assert len(counters_chart(runs["simple"]).axes) == 1
+
+
+def test_canonical_frame_follows_the_signature_rules():
+    frame = canonical_frame(
+        {
+            "number": ('{"input": 42}', '{"input": 4.2e1}'),
+            "keys": ('{"a": 1, "b": 2}', '{"b": 2, "a": 1}'),
+            "case": ('"Login"', '"login"'),
+            "bool": ("true", "1"),
+        }
+    )
+    assert frame["same"].to_dict() == {"number": True, "keys": True, "case": False, "bool": False}
+    assert frame.loc["number", "canonical left"] == '{"input":42}'
+    with pytest.raises(ValueError, match="'broken'"):
+        canonical_frame({"broken": ("{", "1")})

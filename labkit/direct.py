@@ -1,4 +1,9 @@
-"""Invoke one guarded tool from many threads at the same instant (chapter 8).
+"""Invoke a guarded tool directly, outside any loop: one call after another, or many at once.
+
+Direct invocation goes through the same guard as the loop (SPEC §3.1), so
+these helpers are how chapters 4, 5 and 8 test the guard with no model:
+:func:`invoke_each` calls in turn and records what each call ended with;
+:func:`invoke_together` races many threads against one guard.
 
 The guard takes one lock for its checks and its reservation (SPEC §3.1), so
 however many threads race, it admits exactly as many attempts as the limits
@@ -27,7 +32,7 @@ from typing import Any
 from .errors import RunHalted
 from .scope import GuardedTool
 
-__all__ = ["Attempt", "invoke_together"]
+__all__ = ["Attempt", "invoke_each", "invoke_together"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +50,39 @@ class Attempt:
     error: BaseException | None = None
 
     @property
+    def ended(self) -> str:
+        """One line: the result, or the exception's type and message."""
+        if self.error is None:
+            return f"returned {self.result!r}"
+        return f"{type(self.error).__name__}: {self.error}"
+
+    @property
     def halted(self) -> bool:
         """This thread got a :class:`~labkit.RunHalted` (refused, or stopped after its body)."""
         return isinstance(self.error, RunHalted)
+
+
+def _attempt(tool: GuardedTool, args: Mapping[str, Any] | str) -> Attempt:
+    try:
+        return Attempt(args, result=tool.invoke(args))
+    except (Exception, asyncio.CancelledError) as exc:  # a refusal, a failing body, a cancelled run
+        return Attempt(args, error=exc)
+
+
+def invoke_each(tool: GuardedTool, arguments: Sequence[Mapping[str, Any] | str]) -> list[Attempt]:
+    """Call ``tool.invoke`` once per item, in order, in this thread; record each ending instead of raising.
+
+    Once the guard has stopped the scope, every later call is refused too
+    (a stopped run admits nothing), and its :class:`Attempt` says so.
+
+    Args:
+        tool: a guarded tool.
+        arguments: raw argument objects (mappings, or JSON text as a model sends it).
+
+    Returns:
+        One :class:`Attempt` per item, in order.
+    """
+    return [_attempt(tool, args) for args in arguments]
 
 
 def invoke_together(
@@ -82,10 +117,7 @@ def invoke_together(
 
     def worker(index: int, args: Mapping[str, Any] | str) -> None:
         barrier.wait()
-        try:
-            attempts[index] = Attempt(args, result=tool.invoke(args))
-        except (Exception, asyncio.CancelledError) as exc:  # a refusal, a failing body, a cancelled run
-            attempts[index] = Attempt(args, error=exc)
+        attempts[index] = _attempt(tool, args)
 
     threads = [
         threading.Thread(target=worker, args=(i, a), name=f"labkit-together-{i}", daemon=True)

@@ -1,11 +1,11 @@
-"""labkit.concurrency.invoke_together: many threads, one guard, exactly the limit admitted."""
+"""labkit.direct: direct invocation in turn (invoke_each) and at once (invoke_together), one guard."""
 
 import threading
 
 import pytest
 
 from labkit import ExecutionScope, Limits, ReviewTask, RunHalted, StopReason
-from labkit.concurrency import invoke_together
+from labkit.direct import invoke_each, invoke_together
 
 
 def make(limits: Limits):
@@ -65,3 +65,14 @@ def test_empty_and_hanging_are_errors():
             invoke_together(stuck, [{"input": 1}], timeout_s=0.05)
     finally:
         release.set()
+
+
+def test_invoke_each_runs_in_order_and_records_refusals():
+    scope, task, read = make(Limits(tool_calls=10, repetitions=1))
+    attempts = invoke_each(read, ['{"input": 1}', '{"input": 42}', {"input": 42.0}, '{"input": 7}', '{"input": true}'])
+    assert [a.error is None for a in attempts] == [True, True, False, False, False]
+    assert attempts[0].ended == "returned 'NotFound: only ticket 42 is in scope.'"
+    assert attempts[2].ended.startswith("RunHalted: repeated call")
+    assert "already stopped" in attempts[3].ended  # a stopped scope admits nothing more
+    assert attempts[4].ended.startswith("ToolArgumentsError")  # binding fails before the guard
+    assert [e.kind for e in scope.events] == ["ToolCall", "ToolCall", "RepeatedCall"]
