@@ -24,7 +24,7 @@ from .errors import (
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
 from .live import LiveProfile, LiveTransport
-from .predict import Check, check
+from .predict import Check, Checks, Comparison, check, compare
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
@@ -43,6 +43,8 @@ __all__ = [
     "SCENARIOS",
     "Call",
     "Check",
+    "Checks",
+    "Comparison",
     "CancelToken",
     "ChatChunk",
     "ChatRequest",
@@ -91,6 +93,7 @@ __all__ = [
     "assemble",
     "canonical",
     "check",
+    "compare",
     "exit_code",
     "get_scenario",
     "observe_middleware",
