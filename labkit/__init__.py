@@ -24,8 +24,8 @@ from .errors import (
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
 from .live import LiveProfile, LiveTransport
-from .predict import Check, Checks, Comparison, check, compare
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .predict import Check, Checks, Comparison, check, compare
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, get_scenario

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
-from .errors import RunHalted, ToolArgumentsError, UserError
+from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from .scope import ExecutionScope, GuardedTool
 
 __all__ = [
@@ -139,7 +139,7 @@ class SimpleAgent:
             if tool._scope is not self.scope:
                 raise UserError(f"tool {tool.name!r} belongs to another scope; make it with this run's scope")
             if tool.name in self._tools:
-                raise UserError(f"two tools are named {tool.name!r}")
+                raise DuplicateToolError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
         self._specs = tuple(ToolSpec.of(t) for t in self._tools.values())
         self._handler = _pipeline(self.middleware)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -47,33 +49,41 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line with the valid choices and exit 64."""
+    """argparse, but a usage error is one line with the valid choices and exit 64.
+
+    ``commands`` keeps the subcommand parsers, so an unknown flag is answered
+    with the flags of the command that was used.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.commands: dict[str, _Parser] = {}
+
+    @property
+    def flags(self) -> list[str]:
+        """This parser's long flags, read from its own usage line."""
+        return sorted(set(re.findall(r"--[a-z][a-z-]*", self.format_usage())) - {"--help"})
 
     def error(self, message: str) -> NoReturn:
-        if "unrecognized arguments" in message:
-            message = f"{message}; valid flags: {', '.join(_flags(self))}"
-        elif "required: SCENARIO" in message:
+        if "required: SCENARIO" in message:
             message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
         raise _UsageError(f"{self.prog}: {message}")
 
 
-def _flags(parser: argparse.ArgumentParser) -> list[str]:
-    """Every long flag of ``parser`` and its subcommands, for usage errors."""
-    flags: set[str] = set()
-    for action in parser._actions:
-        flags.update(o for o in action.option_strings if o.startswith("--") and o != "--help")
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                flags.update(_flags(sub))
-    return sorted(flags)
+def _unknown_flags(parser: _Parser, argv: Sequence[str], message: str) -> str:
+    command = next((a for a in argv if not a.startswith("-")), None)
+    sub = parser.commands.get(command or "")
+    flags = sub.flags if sub is not None else []
+    valid = f"valid flags for {sub.prog}: {', '.join(flags)}" if flags else f"{command or 'labkit'} takes no flags"
+    return f"{(sub or parser).prog}: {message}; {valid}"
 
 
 def _parser() -> _Parser:
     parser = _Parser(prog="labkit", description="Bounded agent loops you can see stop.")
     commands = parser.add_subparsers(dest="command", metavar="{run,scenarios}", parser_class=_Parser)
     commands.required = True
-    commands.add_parser("scenarios", help="list the scenarios, one line each")
-    run = commands.add_parser("run", help="run one scenario and print its control events")
+    parser.commands["scenarios"] = commands.add_parser("scenarios", help="list the scenarios, one line each")
+    run = parser.commands["run"] = commands.add_parser("run", help="run one scenario and print its control events")
     run.add_argument("scenario", metavar="SCENARIO", choices=list(SCENARIOS), help=", ".join(SCENARIOS))
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -99,7 +109,7 @@ def _transport(args: argparse.Namespace) -> Transport | None:
     if not args.live:
         given = [f"--{name.replace('_', '-')}" for name in _PROFILE_FLAGS if getattr(args, name) is not None]
         if given:
-            raise _UsageError(f"labkit run: {', '.join(given)} only apply with --live")
+            raise _UsageError(f"labkit run: {', '.join(given)} only applies with --live")
         return None
     from .live import LiveProfile, LiveTransport
 
@@ -163,13 +173,30 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
     return "\n".join(lines)
 
 
+async def _run(setup: Setup, show_header: bool) -> RunOutcome:
+    if show_header:  # say what is running before a run that may take up to its deadline
+        print("\n".join(setup.header()), flush=True)
+    return await setup.arun()
+
+
+def _print(text: str) -> None:
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # the reader left (e.g. `| head`): not an error of the run
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the console with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
     try:
-        args = _parser().parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:
+            raise _UsageError(_unknown_flags(parser, argv, f"unrecognized arguments: {' '.join(unknown)}"))
         if args.command == "scenarios":
-            for scenario in SCENARIOS.values():
-                print(f"{scenario.name:<12} {scenario.summary}")
+            _print("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0
         limits = _limits(args)
         transport = _transport(args)
@@ -186,11 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_UsageError, UserError) as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    run = _run(setup, show_header=not args.json)
     try:
-        if not args.json:  # say what is running before a run that may take up to its deadline
-            print("\n".join(setup.header()), flush=True)
-        outcome = run_sync(setup.arun())
+        outcome = run_sync(run)
     except KeyboardInterrupt:
+        run.close()  # never started if the interrupt came first; a no-op otherwise
         print("cancelled by the caller", file=sys.stderr)
         return EXIT_CANCELLED
     except ConfigurationError as exc:  # the live server refused the key or the model
@@ -199,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ProviderResponseError as exc:
         print(f"labkit run: {exc}", file=sys.stderr)
         return EXIT_PROTOCOL
-    print(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
+    _print(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
     return outcome.exit_code
 
 

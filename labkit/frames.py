@@ -5,9 +5,8 @@ Teaching helper: importing this module imports pandas (the core never does).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-
 import json
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 

@@ -11,8 +11,8 @@ class Limits(BaseModel):
     """Hard bounds the host puts on one run.
 
     Zero is a real limit meaning "none admitted", never "unset". Variants are
-    made with ``limits.model_copy(update={...})`` or :meth:`with_`, which
-    validates the new values.
+    made with :meth:`with_` (or ``model_copy(update=...)``), which validate
+    the new values.
 
     Raises:
         pydantic.ValidationError: a negative value, a wrong type (``"3"``,
@@ -37,6 +37,12 @@ class Limits(BaseModel):
     def with_(self, **changes: object) -> Limits:
         """Return a validated copy with some fields changed, e.g. ``limits.with_(model_calls=1)``."""
         return type(self).model_validate({**self.model_dump(), **changes})
+
+    def model_copy(self, *, update: dict[str, object] | None = None, deep: bool = False) -> Limits:
+        """As pydantic's ``model_copy``, but ``update`` is validated like :meth:`with_`."""
+        if update:
+            return self.with_(**update)
+        return super().model_copy(deep=deep)
 
     def __str__(self) -> str:
         return (

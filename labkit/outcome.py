@@ -7,7 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from .chat import Message
-from .events import ControlEvent, StopReason
+from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
 from .scope import Usage
 
@@ -89,7 +89,14 @@ class RunOutcome(BaseModel):
         return exit_code(self.status)
 
     def count(self, kind: str) -> int:
-        """How many events of ``kind`` (e.g. ``"ToolCall"``) the run recorded."""
+        """How many events of ``kind`` (e.g. ``"ToolCall"``) the run recorded.
+
+        Raises:
+            ValueError: ``kind`` is not an :class:`~labkit.EventKind` value (a typo
+                would otherwise count zero); the message lists the kinds.
+        """
+        if kind not in EventKind._value2member_map_:
+            raise ValueError(f"{kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
         return sum(1 for e in self.events if e.kind == kind)
 
     def __str__(self) -> str:

@@ -63,7 +63,9 @@ class ReviewTask:
     async def finish_review(self, input: int) -> str:
         """Mark the review of ticket 42 as finished. Requires ticket 42 to have been read."""
         self.entries["finish_review"] += 1
-        if not self.read or input != TICKET_ID:
+        if input != TICKET_ID:
+            raise ValueError(f"only the review of ticket {TICKET_ID} can be finished")
+        if not self.read:
             raise ValueError(f"read ticket {TICKET_ID} before finishing its review")
         self.completed = True
         return "Review finished. Nothing was written outside host memory."

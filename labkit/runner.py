@@ -16,11 +16,11 @@ that happened at the same time.
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
+from ._sync import run_sync
 from .agents import HarnessAgent, SimpleAgent
 from .chat import CountingClient, Message, Transport
 from .errors import ProviderUnavailable, RunHalted, UserError
@@ -174,13 +174,16 @@ def prepare(
     Args:
         scenario: a name from :data:`labkit.SCENARIOS` or a :class:`Scenario`.
         agent: ``"harness"`` (default) or ``"simple"``.
-        limits: replaces the scenario's own limits when given.
+        limits: replaces the scenario's own limits when given (a
+            :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
         stream: make streaming model calls.
 
     Raises:
         UnknownScenarioError: no such scenario.
-        UserError: an unknown agent kind.
+        UserError: an unknown agent kind, limits of another type, or a
+            transport without a ``send`` method.
+        pydantic.ValidationError: a mapping of limits that does not validate.
     """
     chosen = get_scenario(scenario)
     if agent not in ("simple", "harness"):
@@ -188,6 +191,10 @@ def prepare(
     scope = ExecutionScope(limits if limits is not None else chosen.limits, chosen.capabilities)
     task = ReviewTask()
     tools = task.tools(scope)
+    if transport is not None and not callable(getattr(transport, "send", None)):
+        raise UserError(
+            f"transport must have a send(request) method (a labkit.Transport), not {type(transport).__name__}"
+        )
     used = transport if transport is not None else chosen.transport()
     client = CountingClient(used, scope)
     cls = HarnessAgent if agent == "harness" else SimpleAgent
@@ -229,68 +236,12 @@ def run(
     Raises:
         KeyboardInterrupt / asyncio.CancelledError: the caller cancelled.
         UnknownScenarioError: no such scenario.
+        UserError: bad arguments (as :func:`prepare`), or arguments given with a Setup.
+        ScopeStateError: the Setup already served a run.
+        ScriptExhausted: a scripted model ran out of steps.
     """
     if isinstance(scenario, Setup):
         if agent != "harness" or limits is not None or transport is not None or stream:
             raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
         return run_sync(scenario.arun())
     return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end from sync code, even when this thread's loop is running.
-
-    With no running loop this is ``asyncio.run``. Inside a running loop (a
-    Jupyter kernel) the coroutine runs on a fresh loop in a helper thread and
-    this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
-    the coroutine is cancelled on its loop, awaited, and the interrupt re-raised.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    async def main() -> T:
-        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
-        if box.get("interrupted"):  # interrupted before the loop was known
-            coro.close()
-            raise asyncio.CancelledError("the caller cancelled the run before it started")
-        return await coro
-
-    done = threading.Event()
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(main())
-        except BaseException as exc:  # handed back to the calling thread below
-            box["error"] = exc
-        finally:
-            done.set()
-
-    thread = threading.Thread(target=target, name="labkit-run")
-    try:
-        thread.start()  # inside the try: an interrupt may land while the thread starts
-        done.wait()  # not Thread.join: an interrupted join marks the thread finished (Python 3.11)
-    except BaseException:
-        # Interrupted (Ctrl+C / "interrupt kernel" in Jupyter): the caller cancelled, so cancel
-        # the run on its loop too, wait for it to unwind, and re-raise. A thread that has not
-        # begun yet finds the flag set by _cancel_in_thread and runs nothing.
-        _cancel_in_thread(box)
-        if thread.ident is not None:
-            done.wait()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _cancel_in_thread(box: dict[str, Any]) -> None:
-    box["interrupted"] = True
-    loop, task = box.get("loop"), box.get("task")
-    if loop is None or task is None:
-        return
-    try:
-        loop.call_soon_threadsafe(task.cancel)
-    except RuntimeError:  # the loop already closed: the run is over
-        pass

@@ -34,19 +34,19 @@ import contextvars
 import inspect
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from enum import Enum
 from functools import lru_cache
 from typing import Annotated, Any, NamedTuple, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
-from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError
+from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .signature import signature
+from .signature import NonFiniteNumber, signature
 
-__all__ = ["CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
+__all__ = ["GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
 
 Clock = Callable[[], float]
 
@@ -168,9 +168,19 @@ class ExecutionScope:
     """Per-run owner of capabilities, limits, counters, events and stop reason.
 
     Args:
-        limits: the run's :class:`~labkit.Limits` (defaults 6 / 4 / 1 / 120 s).
+        limits: the run's :class:`~labkit.Limits` (defaults 6 / 4 / 1 / 120 s),
+            or a mapping of its fields.
         capabilities: capability names granted by the host, e.g. ``{"ticket.read"}``.
         clock: seconds from a monotonic clock; inject one to test the deadline.
+
+    Raises:
+        UserError: ``limits`` is neither ``Limits`` nor a mapping, or
+            ``capabilities`` is a single string.
+        pydantic.ValidationError: a mapping of limits that does not validate.
+
+    The deadline clock starts at the scope's first use: when its run starts,
+    or at the first direct invocation of one of its tools (so a scope made
+    for direct calls in a notebook runs out ``deadline_s`` after its first call).
 
     Thread-safe: every counter and event is changed under one lock, so tools
     may be invoked from many threads and tasks at once.
@@ -178,12 +188,14 @@ class ExecutionScope:
 
     def __init__(
         self,
-        limits: Limits | None = None,
+        limits: Limits | Mapping[str, object] | None = None,
         capabilities: frozenset[str] | set[str] | tuple[str, ...] | list[str] = (),
         *,
         clock: Clock = time.monotonic,
     ) -> None:
-        self.limits = limits if limits is not None else Limits()
+        self.limits = _limits(limits)
+        if isinstance(capabilities, (str, bytes)):
+            raise UserError(f"capabilities is a collection of names, e.g. {{{capabilities!r}}}, not one string")
         self.capabilities = frozenset(capabilities)
         self._clock = clock
         self._lock = threading.Lock()
@@ -425,6 +437,17 @@ class ExecutionScope:
             self._token._set()
 
 
+def _limits(limits: object) -> Limits:
+    """Accept :class:`Limits`, a mapping of its fields, or ``None`` (the defaults)."""
+    if limits is None:
+        return Limits()
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, Mapping):
+        return Limits.model_validate(dict(limits))
+    raise UserError(f"limits must be labkit.Limits or a mapping of its fields, not {type(limits).__name__}")
+
+
 class GuardedTool:
     """A tool made by an :class:`ExecutionScope`; every invocation passes its guard.
 
@@ -493,6 +516,10 @@ class GuardedTool:
         """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
         try:
             return signature(self.name, bound.model_dump(mode="json"))
+        except NonFiniteNumber:
+            raise ToolArgumentsError(
+                self.name, "a number is not finite (NaN, Infinity, or out of range such as 1e400)"
+            ) from None
         except (ValueError, RecursionError) as exc:  # pydantic stops serialising past ~250 levels
             raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
 
@@ -662,21 +689,8 @@ async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) 
     return await future
 
 
-def _run_coroutine_blocking(coro: Awaitable[Any]) -> Any:
+def _run_coroutine_blocking(coro: Coroutine[Any, Any, Any]) -> Any:
     """Run a coroutine to its end from sync code, even when the thread has a running loop."""
-    if _running_loop() is None:
-        return asyncio.run(coro)  # type: ignore[arg-type]
-    box: dict[str, Any] = {}
+    from ._sync import run_sync  # the same interrupt handling as labkit.run
 
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)  # type: ignore[arg-type]
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="labkit-invoke")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return run_sync(coro)

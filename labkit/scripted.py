@@ -48,7 +48,19 @@ class Call:
     arguments: Mapping[str, Any] | str = field(default_factory=dict)
     id: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"Call name must be a tool name (str), not {type(self.name).__name__}")
+        if not isinstance(self.arguments, (str, Mapping)):
+            raise TypeError(
+                f"Call arguments must be a mapping such as {{'input': 42}} or raw JSON text, "
+                f"not {type(self.arguments).__name__}"
+            )
+        if self.id is not None and not isinstance(self.id, str):
+            raise TypeError(f"Call id must be a str, not {type(self.id).__name__}")
+
     def text(self) -> str:
+        """The arguments as the JSON text a model would send."""
         if isinstance(self.arguments, str):
             return self.arguments
         return json.dumps(dict(self.arguments))
@@ -61,6 +73,12 @@ class Say:
     text: str
     chunks: int | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"Say text must be a str, not {type(self.text).__name__}")
+        if self.chunks is not None and (not isinstance(self.chunks, int) or self.chunks < 1):
+            raise ValueError(f"Say chunks must be a whole number >= 1, not {self.chunks!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class Hang:
@@ -72,6 +90,10 @@ class Fail:
     """A model call that raises ``error`` (``ConnectionError`` means the provider is down)."""
 
     error: BaseException
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.error, BaseException):
+            raise TypeError(f"Fail needs an exception instance, e.g. Fail(ConnectionError('down')), not {self.error!r}")
 
 
 Step: TypeAlias = "str | Say | Call | Sequence[Call] | Hang | Fail"
@@ -91,6 +113,9 @@ class ScriptedTransport:
     def __init__(self, script: Script) -> None:
         if isinstance(script, (str, bytes)) or not (callable(script) or isinstance(script, Sequence)):
             raise TypeError("a script is a list of steps or a function (call_number, request) -> step")
+        if not callable(script):
+            for number, step in enumerate(script, 1):
+                _check_step(step, number)
         self._script = script
         self.calls = 0
         self.requests: list[ChatRequest] = []
@@ -126,6 +151,14 @@ class ScriptedTransport:
             yield ChatChunk(text=piece)
         for call in message.tool_calls:
             yield ChatChunk(tool_calls=(call,))
+
+
+def _check_step(step: object, number: int) -> None:
+    if isinstance(step, (str, Say, Call, Hang, Fail)):
+        return
+    if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
+        return
+    raise TypeError(f"step {number} is not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
 
 
 def _message(step: Step, number: int) -> Message:

@@ -9,8 +9,10 @@ should treat as "the same call" give the same text, and nothing else does:
 * ``true``/``false`` are never numbers, so ``true`` differs from ``1``;
 * strings are compared exactly (case and whitespace count), array order
   counts and ``null`` counts;
-* non-finite floats (which bound arguments reject by default) keep a text
-  of their own: ``NaN``, ``Infinity``, ``-Infinity``.
+* non-finite numbers have no exact decimal (JSON has none either; a parser
+  turns ``1e400`` and ``1e500`` alike into infinity), so they have no
+  canonical text: :class:`NonFiniteNumber` is raised, and a tool call holding
+  one fails binding instead of sharing a signature with another number.
 
 The signature is computed on the arguments *after* typed binding, so JSON
 ``42`` from a model and a Python ``42`` passed directly give one signature.
@@ -23,7 +25,11 @@ import math
 from collections.abc import Mapping
 from decimal import Decimal
 
-__all__ = ["canonical", "signature"]
+__all__ = ["NonFiniteNumber", "canonical", "signature"]
+
+
+class NonFiniteNumber(ValueError):
+    """A NaN or infinite number has no canonical text (it is not an exact decimal)."""
 
 _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -31,7 +37,7 @@ _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
 def _number(value: int | float) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
-            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            raise NonFiniteNumber(f"{value!r} is not a finite number")
         if value.is_integer():  # exact: a float holding an integer equals that integer
             value = int(value)
         else:
@@ -67,6 +73,7 @@ def canonical(value: object) -> str:
 
     Raises:
         TypeError: a value that is not JSON-shaped (e.g. a set or an object).
+        NonFiniteNumber: a NaN or infinite float anywhere in the value.
     """
     if value is None:
         return "null"

@@ -118,7 +118,7 @@ def test_too_deep_arguments_passed_directly_fail_binding() -> None:
     assert scope.usage.tool_calls == 0 and scope.events == ()
 
 
-def test_nan_in_an_untyped_argument_is_not_null() -> None:
+def test_non_finite_numbers_in_an_untyped_argument_fail_binding() -> None:
     scope = ExecutionScope(Limits(tool_calls=5, repetitions=1), {CAP})
 
     def keep(payload: Any) -> str:
@@ -127,8 +127,13 @@ def test_nan_in_an_untyped_argument_is_not_null() -> None:
     keep.__annotations__ = {"payload": Any, "return": str}
     tool = scope.tool("keep", CAP, keep)
     tool.invoke('{"payload": null}')
-    tool.invoke('{"payload": NaN}')  # another signature: admitted, not a repetition of null
-    assert scope.usage.tool_calls == 2
+    # NaN is not null, and 1e400 / 1e500 (both parsed as infinity) are not one number:
+    # none of them has an exact value, so none is admitted under any signature.
+    for raw in ('{"payload": NaN}', '{"payload": [1e400]}', '{"payload": {"x": -1e500}}'):
+        with pytest.raises(ToolArgumentsError, match="not finite"):
+            tool.invoke(raw)
+    assert scope.usage.tool_calls == 1
+    assert [e.kind for e in scope.events] == ["ToolCall"]
 
 
 # -- bad input from the user ---------------------------------------------------------------

@@ -143,9 +143,37 @@ def test_caller_cancellation_exits_130(capsys, monkeypatch) -> None:
     monkeypatch.setattr("labkit.cli.run_sync", interrupted)
     assert main(["run", "complete"]) == EXIT_CANCELLED
     out, err = _lines(capsys)
-    assert out == prepare("complete").header()  # printed when the run starts; no events, no status
+    assert out == []  # interrupted before the run started: the header is printed only once it runs
     assert err == ["cancelled by the caller"]
     assert main(["run", "complete", "--json"]) == EXIT_CANCELLED
     out, err = _lines(capsys)
     assert out == []
     assert err == ["cancelled by the caller"]
+
+
+def test_the_header_is_printed_once_the_run_starts(capsys) -> None:
+    assert main(["run", "repeat"]) == 2
+    out, _ = _lines(capsys)
+    header = prepare("repeat").header()
+    assert out[: len(header)] == header
+    assert out[len(header) :][:2] == ["", "events:"]
+
+
+def test_an_unknown_flag_lists_the_flags_of_that_command(capsys) -> None:
+    assert main(["scenarios", "--json"]) == EXIT_USAGE
+    _, err = _lines(capsys)
+    assert err == ["labkit scenarios: unrecognized arguments: --json; scenarios takes no flags"]
+    assert main(["run", "repeat", "--bogus"]) == EXIT_USAGE
+    _, err = _lines(capsys)
+    assert "--model-calls" in err[0] and "--live" in err[0] and "--bogus;" in err[0]
+
+
+def test_a_reader_that_leaves_early_is_not_an_error() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "run", "changing", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader leaves before the console writes, like `| head -c 0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 2
+    assert "Traceback" not in err and "BrokenPipe" not in err

@@ -391,7 +391,7 @@ def test_console_malformed_answer_exits_76(capsys):
 
 def test_console_profile_flags_need_live(capsys):
     assert main(["run", "complete", "--model", "x"]) == EXIT_USAGE
-    assert "--model only apply with --live" in capsys.readouterr().err
+    assert "--model only applies with --live" in capsys.readouterr().err
 
 
 def test_console_exit_codes_are_distinct():

@@ -157,8 +157,29 @@ def test_a_script_of_the_wrong_type_is_a_type_error(script: object) -> None:
 
 
 @pytest.mark.parametrize("step", [42, None, [], ["text"], Message.user("x")])
+def test_a_step_of_the_wrong_type_is_refused_when_the_script_is_made(step: object) -> None:
+    with pytest.raises(TypeError, match="step 2 is not a script step"):
+        ScriptedTransport(["fine", step])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("step", [42, None, [], ["text"], Message.user("x")])
 @asynctest
-async def test_a_step_of_the_wrong_type_is_a_type_error(step: object) -> None:
-    transport = ScriptedTransport([step])  # type: ignore[list-item]
+async def test_a_step_function_returning_a_wrong_type_is_a_type_error(step: object) -> None:
+    transport = ScriptedTransport(lambda number, request: step)  # type: ignore[arg-type, return-value]
     with pytest.raises(TypeError, match="step"):
         await _reply(transport)
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda: Call("read_ticket", 42), "mapping"),
+        (lambda: Call(42), "tool name"),
+        (lambda: Say(123), "str"),
+        (lambda: Say("x", chunks=0), ">= 1"),
+        (lambda: Fail("down"), "exception instance"),
+    ],
+)
+def test_malformed_steps_are_refused_when_made(make, words: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=words):
+        make()
