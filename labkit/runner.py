@@ -75,9 +75,14 @@ async def run_agent(
 
     try:
         async with timeout:
-            context_token = scope._enter_run(loop, expire_now)
+            scope._enter_run(loop, expire_now)
+            # Schedule the deadline before the run's context variable is set: a cancelled
+            # timer handle stays in the loop's heap for a while with the context it was
+            # scheduled in, and that context must not keep the finished run (scope, events,
+            # tools) alive.
+            timeout.reschedule(loop.time() + scope.remaining_s())
+            context_token = _current_scope.set(scope)
             try:
-                timeout.reschedule(loop.time() + scope.remaining_s())
                 text = await agent.respond(prompt, transcript)
                 scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
             finally:

@@ -410,14 +410,14 @@ class ExecutionScope:
         self._deadline_at = self._started_at + self.limits.deadline_s
         self._state = _State.RUNNING
 
-    def _enter_run(self, loop: asyncio.AbstractEventLoop, expire: Callable[[], None]) -> contextvars.Token:
+    def _enter_run(self, loop: asyncio.AbstractEventLoop, expire: Callable[[], None]) -> None:
+        """Start the run; the runner then sets ``_current_scope`` (after scheduling its deadline)."""
         with self._lock:
             if self._run_expire is not None or self._state is _State.FINISHED:
                 raise ScopeStateError("a scope serves exactly one run; make a new scope for a new run")
             if self._state is _State.READY:
                 self._start_locked()
             self._run_loop, self._run_expire = loop, expire
-        return _current_scope.set(self)
 
     def _finish(self) -> None:
         with self._lock:

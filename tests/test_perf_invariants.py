@@ -199,3 +199,20 @@ def test_a_sync_body_that_ignores_the_deadline_does_not_hold_the_run() -> None:
         release.set()
     assert outcome.status is RunStatus.DEADLINE_EXCEEDED
     assert outcome.count("ToolCall") == 1
+
+
+def test_a_finished_run_is_not_kept_alive_by_its_cancelled_deadline_timer() -> None:
+    import gc
+    import weakref
+
+    async def main() -> None:
+        setup = labkit.prepare("complete")
+        scope_ref = weakref.ref(setup.scope)
+        outcome = await setup.arun()
+        assert outcome.status is RunStatus.COMPLETED
+        del setup
+        gc.collect()
+        # The loop still holds the cancelled timer handle of the run's deadline here.
+        assert scope_ref() is None
+
+    asyncio.run(main())
