@@ -505,8 +505,8 @@ class GuardedTool:
         """
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
-        kwargs = dict(bound)
+        key, kwargs = self._key_and_kwargs(bound)
+        scope._admit(self, key)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         if self._is_async:
@@ -515,6 +515,15 @@ class GuardedTool:
             result = await _run_in_daemon_thread(self._body, kwargs)
         scope.check_cancellation()
         return result
+
+    def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
+        """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
+        kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
+        if all(type(value) in _JSON_AS_IS for value in kwargs.values()):
+            dumped: Mapping[str, Any] = kwargs  # model_dump(mode="json") would return these values unchanged
+        else:
+            dumped = bound.model_dump(mode="json")
+        return signature(self.name, dumped), kwargs
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
@@ -526,8 +535,8 @@ class GuardedTool:
             return _run_coroutine_blocking(self.ainvoke(arguments))
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, signature(self.name, bound.model_dump(mode="json")))
-        kwargs = dict(bound)
+        key, kwargs = self._key_and_kwargs(bound)
+        scope._admit(self, key)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         result = self._body(**kwargs)
@@ -538,6 +547,9 @@ class GuardedTool:
 
 
 # -- binding --------------------------------------------------------------------------
+
+_JSON_AS_IS = frozenset({str, int, bool, type(None)})
+"""Bound values whose JSON dump is the value itself (floats excluded: a non-finite default dumps as null)."""
 
 
 def _reject_bool(value: Any) -> Any:
