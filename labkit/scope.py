@@ -105,6 +105,12 @@ class Usage(NamedTuple):
     """Seconds since the scope started (0.0 before it starts)."""
 
 
+@lru_cache(maxsize=4096)
+def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
+    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable."""
+    return ControlEvent(kind=kind, name=name, count=count)
+
+
 class _State(Enum):
     READY = "ready"
     RUNNING = "running"
@@ -346,7 +352,7 @@ class ExecutionScope:
                     )
                 )
             self._model_calls += 1
-            self._events.append(ControlEvent(kind=EventKind.MODEL_CALL, name="model", count=self._model_calls))
+            self._events.append(_event(EventKind.MODEL_CALL, "model", self._model_calls))
             return self._model_calls
 
     def observe_middleware(self, name: str) -> None:
@@ -354,7 +360,7 @@ class ExecutionScope:
         with self._lock:
             self._check_locked()
             self._middleware_seen += 1
-            self._events.append(ControlEvent(kind=EventKind.MIDDLEWARE, name=name, count=self._middleware_seen))
+            self._events.append(_event(EventKind.MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
         with self._lock:
@@ -365,7 +371,7 @@ class ExecutionScope:
                     self._halt_locked(stop)
             self._tool_calls += 1
             self._signatures[key] = self._signatures.get(key, 0) + 1
-            self._events.append(ControlEvent(kind=EventKind.TOOL_CALL, name=tool.name, count=self._tool_calls))
+            self._events.append(_event(EventKind.TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
     # -- stopping -------------------------------------------------------------------
@@ -600,6 +606,7 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
 
 
 _cached_model = lru_cache(maxsize=512)(_build_model)
+
 
 
 @lru_cache(maxsize=512)
