@@ -271,6 +271,10 @@ class HarnessCapabilities(BaseModel):
         return [f"{name}={'on' if value else 'off'}" for name, value in self]
 
 
+_DEFAULT_CAPABILITIES = HarnessCapabilities()
+"""The only composition labkit supports (frozen, so every harness can share it)."""
+
+
 class HarnessAgent(SimpleAgent):
     """The same loop composed with an explicit, printed capability list (all optional ones off).
 
@@ -291,7 +295,7 @@ class HarnessAgent(SimpleAgent):
         **options: Any,
     ) -> None:
         super().__init__(client, tools, **options)
-        self.capabilities = capabilities or HarnessCapabilities()
+        self.capabilities = capabilities or _DEFAULT_CAPABILITIES
 
     def describe(self) -> list[str]:
         return super().describe() + ["harness capabilities: " + ", ".join(self.capabilities.lines())]

@@ -467,9 +467,9 @@ class GuardedTool:
         self._body = body
         self.name = name
         self.capability = capability
-        self.description = description or inspect.getdoc(body) or name
         self.arguments_model, self._token_param = _arguments_model(body, name)
-        self._is_async = inspect.iscoroutinefunction(body)
+        doc, self._is_async = _body_facts(body)
+        self.description = description or doc or name
 
     def __repr__(self) -> str:
         return f"<GuardedTool {self.name!r} needs {self.capability!r}>"
@@ -607,6 +607,21 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
 
 _cached_model = lru_cache(maxsize=512)(_build_model)
 
+
+def _body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
+    """``(docstring, is_async)`` of a body, looked up once per function (bound methods share it)."""
+    body = getattr(body, "__func__", body)
+    try:
+        return _cached_body_facts(body)
+    except TypeError:  # unhashable callable
+        return _read_body_facts(body)
+
+
+def _read_body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
+    return inspect.getdoc(body), inspect.iscoroutinefunction(body)
+
+
+_cached_body_facts = lru_cache(maxsize=512)(_read_body_facts)
 
 
 @lru_cache(maxsize=512)
