@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 CHAPTER1 := notebooks/01_a_loop_needs_an_owner.ipynb
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
-.PHONY: lab test install notebooks clean
+.PHONY: lab test install notebooks bench clean
 
 install: $(STAMP)
 
@@ -23,6 +23,11 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
+
+# Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m benchmarks
 
 # Re-execute the chapter notebooks and store their outputs (after editing a notebook).
 notebooks: $(STAMP)
