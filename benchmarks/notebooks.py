@@ -25,10 +25,10 @@ KERNEL_START = (
     "from jupyter_client.manager import start_new_kernel\n"
     "t = time.perf_counter()\n"
     "km, kc = start_new_kernel(kernel_name='python3')\n"
-    "kc.execute_interactive('1', timeout=60)\n"
+    "kc.execute_interactive('pass', timeout=60)\n"
     "started = time.perf_counter() - t\n"
     "kc.stop_channels(); km.shutdown_kernel(now=True)\n"
-    "print(started)\n"
+    "print('kernel_start', started)\n"
 )
 
 TEACHING_IMPORTS = "import labkit, labkit.frames, labkit.charts, pandas, matplotlib, ipywidgets"
@@ -54,8 +54,10 @@ def measure(directory: Path, workers: int, repeats: int = 3) -> dict[str, object
     result["teaching_imports_s"] = statistics.median(
         _wall([python, "-c", TEACHING_IMPORTS], root)[0] for _ in range(repeats)
     )
-    kernel = [float(subprocess.run([python, "-c", KERNEL_START], capture_output=True, text=True, check=True).stdout)
-              for _ in range(repeats)]
+    kernel = []
+    for _ in range(repeats):
+        out = subprocess.run([python, "-c", KERNEL_START], capture_output=True, text=True, check=True).stdout
+        kernel.append(float(out.split("kernel_start")[-1]))
     result["kernel_start_s"] = statistics.median(kernel)
     if not notebooks:
         result["note"] = f"no notebooks in {directory}"
