@@ -22,10 +22,12 @@ import json
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from json.encoder import encode_basestring
 
 __all__ = ["canonical", "signature"]
 
 _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
+_encode_str = encode_basestring  # what _dumps_str does for a str, without the method's dispatch
 
 
 def _number(value: int | float) -> str:
@@ -68,6 +70,13 @@ def canonical(value: object) -> str:
     Raises:
         TypeError: a value that is not JSON-shaped (e.g. a set or an object).
     """
+    kind = type(value)  # exact-type dispatch first: the common cases skip the isinstance chain
+    if kind is str:
+        return _encode_str(value)  # type: ignore[arg-type]
+    if kind is int:
+        return _number(value)  # type: ignore[arg-type]
+    if kind is dict:
+        return "{" + ",".join(_dumps_str(k) + ":" + canonical(v) for k, v in sorted(value.items())) + "}"  # type: ignore[attr-defined]
     if value is None:
         return "null"
     if value is True:

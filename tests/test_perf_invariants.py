@@ -8,6 +8,7 @@ guard protocol of SPEC §3, not against timings: speed lives in ``benchmarks/``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import threading
 
@@ -216,3 +217,44 @@ def test_a_finished_run_is_not_kept_alive_by_its_cancelled_deadline_timer() -> N
         assert scope_ref() is None
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"input": 42},
+        {"input": 0},
+        {"input": -7, "b": True, "a": None, "c": False},
+        {"input": 10},
+        {"input": -10},
+        {"input": 420},
+        {"input": 10**15 - 1},
+        {"input": 10**15},
+        {"input": -(10**15) + 1},
+        {"input": 2**53 + 1},
+        {"text": 'quote " backslash \\ tab \t newline \n é 日本 \u2028'},
+        {"zeta": 1, "Alpha": 2, "alpha": 3, "é": 4, "": 5},
+        {"x": 4.2e1, "y": 42.0},
+        {"nested": {"b": 1, "a": [1, 2.0, "3"]}},
+        {},
+    ],
+)
+def test_the_fast_dispatch_gives_the_generic_canonical_text(arguments: dict) -> None:
+    sig = importlib.import_module("labkit.signature")  # the module (labkit.signature is also a function)
+
+    def generic(value: object) -> str:
+        if isinstance(value, dict):
+            items = sorted(value.items())
+            return "{" + ",".join(sig._dumps_str(k) + ":" + generic(v) for k, v in items) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ",".join(map(generic, value)) + "]"
+        return sig.canonical([value])[1:-1]  # scalars through the list branch
+
+    assert sig.canonical(arguments) == generic(arguments)
+    assert labkit.signature("t", arguments) == "t:" + generic(arguments)
+
+
+def test_equal_numbers_still_give_one_signature() -> None:
+    assert labkit.signature("t", {"input": 42}) == labkit.signature("t", {"input": 42.0})
+    assert labkit.signature("t", {"input": 420}) == labkit.signature("t", {"input": 4.2e2})
+    assert labkit.signature("t", {"input": True}) != labkit.signature("t", {"input": 1})
