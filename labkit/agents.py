@@ -21,6 +21,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -161,8 +162,8 @@ class SimpleAgent:
             ProviderUnavailable: the transport could not reach its endpoint.
             asyncio.CancelledError: the run was cancelled.
         """
-        transcript.append(Message.system(self.instructions))
-        transcript.append(Message.user(prompt))
+        transcript.append(_system_message(self.instructions))
+        transcript.append(_user_message(prompt))
         for _ in range(self.max_iterations):
             request = ChatRequest(
                 messages=tuple(transcript),
@@ -229,6 +230,11 @@ class SimpleAgent:
                     transcript.append(task.result())
         if halt is not None:
             raise halt
+
+
+# Messages are frozen values: the same instructions and prompt, run after run, can share one.
+_system_message = lru_cache(maxsize=64)(Message.system)
+_user_message = lru_cache(maxsize=64)(Message.user)
 
 
 def _refused(call: ToolCall, halt: RunHalted) -> Message:
