@@ -525,10 +525,11 @@ class GuardedTool:
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
         """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
-        if all(type(value) in _JSON_AS_IS for value in kwargs.values()):
-            dumped: Mapping[str, Any] = kwargs  # model_dump(mode="json") would return these values unchanged
-        else:
-            dumped = bound.model_dump(mode="json")
+        dumped: Mapping[str, Any] = kwargs  # model_dump(mode="json") would return these values unchanged...
+        for value in kwargs.values():
+            if type(value) not in _JSON_AS_IS:  # ...unless one of them needs converting
+                dumped = bound.model_dump(mode="json")
+                break
         return signature(self.name, dumped), kwargs
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
@@ -641,10 +642,7 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    return asyncio.events._get_running_loop()  # None outside a running loop (no exception to raise and catch)
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
