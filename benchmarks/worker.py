@@ -5,7 +5,8 @@
 The run is verified before any timing (both bodies ran once, 3 model calls,
 final text) and again after the last repeat. Async implementations are
 awaited inside one running event loop; sync ones are called from plain code.
-Reported: microseconds per run (median of the repeats, and min/max), the
+Reported: microseconds per run (median of the repeats, and min/max; wall time, and
+this process's CPU time, which a busy shared machine disturbs less), the
 peak of memory allocated during one run (tracemalloc), and this process's
 peak resident memory.
 """
@@ -29,7 +30,7 @@ from . import common
 from .impls import IMPLS
 
 
-def _measure_sync(run: Any, repeats: int, seconds: float) -> tuple[list[float], int]:
+def _measure_sync(run: Any, repeats: int, seconds: float) -> tuple[list[float], list[float], int]:
     common.verify(*run())
     for _ in range(20):  # warm-up
         run()
@@ -37,22 +38,23 @@ def _measure_sync(run: Any, repeats: int, seconds: float) -> tuple[list[float], 
     run()
     one = max(time.perf_counter() - start, 1e-7)
     number = max(1, int(seconds / one))
-    samples = []
+    samples, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for _ in range(number):
             run()
         samples.append((time.perf_counter() - start) / number)
+        cpu.append((time.process_time() - start_cpu) / number)
     common.verify(*run())
     gc.collect()
     tracemalloc.start()
     run()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return samples, peak
+    return samples, cpu, peak
 
 
-async def _measure_async(run: Any, repeats: int, seconds: float) -> tuple[list[float], int]:
+async def _measure_async(run: Any, repeats: int, seconds: float) -> tuple[list[float], list[float], int]:
     common.verify(*await run())
     for _ in range(20):
         await run()
@@ -60,19 +62,20 @@ async def _measure_async(run: Any, repeats: int, seconds: float) -> tuple[list[f
     await run()
     one = max(time.perf_counter() - start, 1e-7)
     number = max(1, int(seconds / one))
-    samples = []
+    samples, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         for _ in range(number):
             await run()
         samples.append((time.perf_counter() - start) / number)
+        cpu.append((time.process_time() - start_cpu) / number)
     common.verify(*await run())
     gc.collect()
     tracemalloc.start()
     await run()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return samples, peak
+    return samples, cpu, peak
 
 
 def measure(key: str, repeats: int, seconds: float) -> dict[str, Any]:
@@ -81,9 +84,9 @@ def measure(key: str, repeats: int, seconds: float) -> dict[str, Any]:
     try:
         run = module.make()
         if module.STYLE == "async":
-            samples, peak = asyncio.run(_measure_async(run, repeats, seconds))
+            samples, cpu, peak = asyncio.run(_measure_async(run, repeats, seconds))
         else:
-            samples, peak = _measure_sync(run, repeats, seconds)
+            samples, cpu, peak = _measure_sync(run, repeats, seconds)
     except common.Incorrect as exc:
         result["error"] = f"incorrect run: {exc}"
         return result
@@ -91,6 +94,7 @@ def measure(key: str, repeats: int, seconds: float) -> dict[str, Any]:
         us=statistics.median(samples) * 1e6,
         us_min=min(samples) * 1e6,
         us_max=max(samples) * 1e6,
+        cpu_us=statistics.median(cpu) * 1e6,
         peak_kib=peak / 1024,
         rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     )
