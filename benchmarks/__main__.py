@@ -249,6 +249,9 @@ def render(rows, guard, scale, cold, notebooks, versions, machine, command, elap
         out.append(f"- pytest + nbval start: {notebooks['pytest_nbval_startup_s']:.2f} s per process; one kernel start: "
                    f"{notebooks['kernel_start_s']:.2f} s; importing labkit with pandas, matplotlib and ipywidgets: "
                    f"{notebooks['teaching_imports_s']:.2f} s per kernel.")
+        out.append("- pytest-xdist's default distribution sends the cells of one notebook to different workers, "
+                   "whose kernels then lack the earlier cells' state (most cells fail); `--dist loadfile` keeps each "
+                   "notebook in one worker, as measured here.")
         if "serial_s" in notebooks:
             out.append(f"- `pytest --nbval` serially: **{notebooks['serial_s']:.1f} s** (exit {notebooks['serial_exit']}: {notebooks['serial_summary']}).")
             out.append(f"- with pytest-xdist `-n {notebooks['workers']}`: **{notebooks['parallel_s']:.1f} s** (exit {notebooks['parallel_exit']}: {notebooks['parallel_summary']}).")
