@@ -12,6 +12,7 @@ from .errors import (
     ConfigurationError,
     DuplicateToolError,
     LabkitError,
+    ProviderResponseError,
     ProviderUnavailable,
     RunHalted,
     ScopeStateError,
@@ -22,8 +23,9 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .predict import Check, check
-from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .live import LiveProfile, LiveTransport
+from .predict import Check, Checks, Comparison, check, compare
+from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, get_scenario
@@ -35,10 +37,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EXIT_CANCELLED",
+    "EXIT_CONFIG",
+    "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "SCENARIOS",
     "Call",
     "Check",
+    "Checks",
+    "Comparison",
     "CancelToken",
     "ChatChunk",
     "ChatRequest",
@@ -55,8 +61,11 @@ __all__ = [
     "HarnessCapabilities",
     "LabkitError",
     "Limits",
+    "LiveProfile",
+    "LiveTransport",
     "Message",
     "Middleware",
+    "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
     "Role",
@@ -84,6 +93,7 @@ __all__ = [
     "assemble",
     "canonical",
     "check",
+    "compare",
     "exit_code",
     "get_scenario",
     "observe_middleware",

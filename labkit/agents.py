@@ -3,12 +3,15 @@
 Both run the same tool-calling loop: call the model through the counting
 client; if the reply asks for tools, run each requested call through the
 middleware pipeline and the tool's guard, append one result per call id,
-and call the model again; stop when the reply asks for no tool.
+and call the model again; stop when the reply asks for no tool (an empty
+reply, with neither text nor tool call, ends the loop too).
 
 The loop's own iteration cap is ``model_calls + 1``, so the scope's model
 budget always stops first. Several calls in one reply run concurrently;
 when a halt stops the batch, calls still running are cancelled and every
-requested call id still gets exactly one result in the transcript.
+requested call id still gets exactly one result in the transcript. A reply
+whose call ids repeat is not run at all: each distinct id gets one error
+result and the loop asks the model again.
 
 The harness differs only in what it composes around the loop, and it says
 so: :attr:`HarnessAgent.capabilities` lists every optional capability, and
@@ -197,6 +200,14 @@ class SimpleAgent:
         return Message.tool_result(call.id, _as_text(value))
 
     async def _invoke_all(self, calls: Sequence[ToolCall], transcript: list[Message]) -> None:
+        repeated = _repeated_ids(calls)
+        if repeated:
+            # A result is matched to its call by id, so a response whose ids repeat cannot keep
+            # "one result per requested id": none of its calls runs (nothing reaches a guard),
+            # and each distinct id gets one error result; the loop goes on.
+            for call_id in dict.fromkeys(call.id for call in calls):
+                transcript.append(Message.tool_result(call_id, _repeated_error(call_id, repeated)))
+            return
         if len(calls) == 1:
             try:
                 transcript.append(await self._invoke_one(calls[0]))
@@ -237,7 +248,21 @@ _system_message = lru_cache(maxsize=64)(Message.system)
 _user_message = lru_cache(maxsize=64)(Message.user)
 
 
+def _repeated_ids(calls: Sequence[ToolCall]) -> dict[str, int]:
+    seen: dict[str, int] = {}
+    for call in calls:
+        seen[call.id] = seen.get(call.id, 0) + 1
+    return {call_id: n for call_id, n in seen.items() if n > 1}
+
+
+def _repeated_error(call_id: str, repeated: dict[str, int]) -> str:
+    ids = ", ".join(f"{i!r} x{n}" for i, n in repeated.items())
+    return f"error: call ids repeat in this response ({ids}); no call of it was run, send each call with its own id"
+
+
 def _refused(call: ToolCall, halt: RunHalted) -> Message:
+    if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
+        return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
 
 

@@ -1,8 +1,25 @@
-"""The console: ``labkit run SCENARIO [--simple] [--json]`` and ``labkit scenarios``.
+"""The console: ``labkit run SCENARIO [--simple] [--json] [--live ...]`` and ``labkit scenarios``.
 
-Exit codes: 0 ``Completed``; 2 ``Incomplete`` or a controlled stop; 130
-caller cancellation (Ctrl+C); 64 a usage error (unknown scenario, bad flag,
-bad limit), which is never confused with a controlled stop.
+``--live`` replaces the scenario's scripted model by a real OpenAI-compatible
+endpoint (SPEC §6 "Live"); the scenario still lends its grants and limits.
+The profile comes from ``--base-url``, ``--model``, ``--api-key-env`` (the
+*name* of the variable holding the key), ``--profile FILE``, the
+``LABKIT_*`` variables, or the defaults (a local Ollama); see
+:mod:`labkit.live`. The header shows the profile, never the key.
+
+Exit codes:
+
+* 0 ``Completed``;
+* 2 ``Incomplete`` or a controlled stop (``ProviderUnavailable`` included,
+  with a ``hint:`` line naming the URL tried);
+* 130 caller cancellation (Ctrl+C);
+* 64 a usage error (unknown scenario, bad flag, bad limit, a profile flag
+  without ``--live``), never confused with a controlled stop;
+* 76 the live endpoint answered with something that is not a usable chat
+  completion (one line on stderr);
+* 78 a live configuration error: bad URL, unreadable or invalid profile
+  file, key variable named but unset, key refused (401/403), model not
+  found (404) or request rejected (400); one line naming what to fix.
 """
 
 from __future__ import annotations
@@ -15,9 +32,10 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
-from .errors import UserError
+from .chat import Transport
+from .errors import ConfigurationError, ProviderResponseError, UserError
 from .limits import Limits
-from .outcome import EXIT_CANCELLED, EXIT_USAGE, RunOutcome
+from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .runner import Setup, prepare, run_sync
 from .scenarios import SCENARIOS
 
@@ -34,6 +52,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if "unrecognized arguments" in message:
             message = f"{message}; valid flags: {', '.join(_flags(self))}"
+        elif "required: SCENARIO" in message:
+            message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
         raise _UsageError(f"{self.prog}: {message}")
 
 
@@ -62,7 +82,34 @@ def _parser() -> _Parser:
     run.add_argument("--tool-calls", type=int, metavar="N", help="tool-attempt limit")
     run.add_argument("--repetitions", type=int, metavar="N", help="attempts per signature")
     run.add_argument("--deadline-s", type=float, metavar="S", help="deadline of the run, in seconds")
+    live = run.add_argument_group("live model (opt-in; the scenario keeps its grants and limits)")
+    live.add_argument("--live", action="store_true", help="talk to a real OpenAI-compatible endpoint")
+    live.add_argument("--base-url", metavar="URL", help="API root, default http://localhost:11434/v1 (Ollama)")
+    live.add_argument("--model", metavar="NAME", help="model name the server knows, default llama3.2")
+    live.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the key")
+    live.add_argument("--profile", metavar="FILE", help="TOML file with base_url, model, api_key_env, ...")
     return parser
+
+
+_PROFILE_FLAGS = ("base_url", "model", "api_key_env", "profile")
+
+
+def _transport(args: argparse.Namespace) -> Transport | None:
+    """The live transport when ``--live`` is given (imports :mod:`labkit.live` only then)."""
+    if not args.live:
+        given = [f"--{name.replace('_', '-')}" for name in _PROFILE_FLAGS if getattr(args, name) is not None]
+        if given:
+            raise _UsageError(f"labkit run: {', '.join(given)} only apply with --live")
+        return None
+    from .live import LiveProfile, LiveTransport
+
+    profile = LiveProfile.load(args.profile, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env)
+    return LiveTransport(profile)
+
+
+def _hint(setup: Setup, outcome: RunOutcome) -> str | None:
+    error = getattr(setup.transport, "last_error", None)
+    return str(error) if error is not None and outcome.status == "ProviderUnavailable" else None
 
 
 def _limits(args: argparse.Namespace) -> Limits | None:
@@ -82,25 +129,31 @@ def _limits(args: argparse.Namespace) -> Limits | None:
 
 
 def _as_json(setup: Setup, outcome: RunOutcome) -> str:
-    return json.dumps(
-        {
-            "scenario": setup.scenario.name,
-            "agent": setup.agent.kind,
-            "status": outcome.status.value,
-            "text": outcome.text,
-            "events": [e.model_dump(mode="json") for e in outcome.events],
-            "exit_code": outcome.exit_code,
-        }
-    )
+    data = {
+        "scenario": setup.scenario.name,
+        "agent": setup.agent.kind,
+        "status": outcome.status.value,
+        "text": outcome.text,
+        "events": [e.model_dump(mode="json") for e in outcome.events],
+        "exit_code": outcome.exit_code,
+    }
+    hint = _hint(setup, outcome)
+    if hint is not None:
+        data["hint"] = hint
+    return json.dumps(data)
 
 
 def _as_text(setup: Setup, outcome: RunOutcome) -> str:
-    lines = [*setup.header(), "", "events:"]
+    """The events and the status; :meth:`Setup.header` is printed before the run starts."""
+    lines = ["", "events:"]
     width = max((len(e.kind) for e in outcome.events), default=0)
     for number, event in enumerate(outcome.events, 1):
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")
+    hint = _hint(setup, outcome)
+    if hint is not None:
+        lines.append(f"hint: {hint}")
     if outcome.status.is_stop:
         lines.append("text: withheld (the host stopped the run)")
     elif outcome.status == "Incomplete":
@@ -118,20 +171,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             for scenario in SCENARIOS.values():
                 print(f"{scenario.name:<12} {scenario.summary}")
             return 0
+        limits = _limits(args)
+        transport = _transport(args)
         setup = prepare(
             args.scenario,
             agent="simple" if args.simple else "harness",
-            limits=_limits(args),
+            limits=limits,
+            transport=transport,
             stream=args.stream,
         )
+    except ConfigurationError as exc:
+        print(f"labkit run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     except (_UsageError, UserError) as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     try:
+        if not args.json:  # say what is running before a run that may take up to its deadline
+            print("\n".join(setup.header()), flush=True)
         outcome = run_sync(setup.arun())
     except KeyboardInterrupt:
         print("cancelled by the caller", file=sys.stderr)
         return EXIT_CANCELLED
+    except ConfigurationError as exc:  # the live server refused the key or the model
+        print(f"labkit run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ProviderResponseError as exc:
+        print(f"labkit run: {exc}", file=sys.stderr)
+        return EXIT_PROTOCOL
     print(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
     return outcome.exit_code
 

@@ -12,7 +12,8 @@ a run::
     │   └── ConfigurationError    a live profile that cannot work as written
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
-    └── ProviderUnavailable       the model endpoint could not be reached
+    ├── ProviderUnavailable       the model endpoint could not be reached
+    └── ProviderResponseError     the endpoint answered, but not with a usable chat completion
 
 ``RunHalted`` and ``ProviderUnavailable`` are how a run unwinds; the public
 entry points turn them into a :class:`labkit.RunOutcome`, so a caller of
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigurationError",
     "DuplicateToolError",
     "LabkitError",
+    "ProviderResponseError",
     "ProviderUnavailable",
     "RunHalted",
     "ScopeStateError",
@@ -90,11 +92,18 @@ class RunHalted(LabkitError):
     """The host stopped the run; ``reason`` is the :class:`~labkit.StopReason`.
 
     Raised by the guard and the model-call counter so that the loop unwinds.
+
+    Attributes:
+        reason: the run's stop reason (the first one recorded).
+        refused: ``True`` when the attempt was refused before its body (or
+            before the transport); ``False`` when the body was admitted and
+            ran, but the run stopped meanwhile, so its result is dropped.
     """
 
-    def __init__(self, reason: StopReason, message: str) -> None:
+    def __init__(self, reason: StopReason, message: str, *, refused: bool = True) -> None:
         super().__init__(message)
         self.reason = reason
+        self.refused = refused
 
 
 class ProviderUnavailable(LabkitError):
@@ -102,4 +111,13 @@ class ProviderUnavailable(LabkitError):
 
     Transports raise it at their boundary; a run reports it as status
     ``ProviderUnavailable`` (console exit 2).
+    """
+
+
+class ProviderResponseError(LabkitError):
+    """The endpoint answered, but not with a usable OpenAI-compatible chat completion.
+
+    Raised by the live transport for a malformed body, a broken stream or an
+    error the server reported mid-stream (SPEC §6 "Live"). It is not a stop
+    status: the run raises it, and the console exits 76 with one line.
     """

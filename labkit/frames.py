@@ -7,22 +7,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import json
+
 import pandas as pd
 
+from .events import ControlEvent
 from .outcome import RunOutcome
+from .signature import canonical
 
-__all__ = ["counters_frame", "events_frame", "outcomes_frame"]
+__all__ = ["WITHHELD", "canonical_frame", "counters_frame", "events_frame", "outcomes_frame"]
+
+WITHHELD = "(withheld)"
+"""Shown instead of the text of a stopped run, which has none."""
 
 
-def events_frame(outcome: RunOutcome) -> pd.DataFrame:
+def events_frame(
+    source: RunOutcome | Mapping[str, RunOutcome] | Iterable[ControlEvent],
+) -> pd.DataFrame:
     """The ordered control events as a table.
+
+    Args:
+        source: a run; or ``{label: outcome}`` to put several runs side by
+            side (e.g. ``{"simple": a, "harness": b}``); or control events
+            themselves (e.g. ``scope.events`` after direct tool invocations).
 
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
-        ``name`` and ``count``. Arguments are never part of it.
+        ``name`` and ``count``; for a mapping, one column group per label
+        (a shorter run leaves empty cells). Arguments are never part of it.
     """
+    if isinstance(source, Mapping):
+        frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in source.items()}
+        return pd.concat(frames, axis=1, names=["run", None])
+    events = source.events if isinstance(source, RunOutcome) else tuple(source)
     frame = pd.DataFrame(
-        [(str(e.kind), e.name, e.count) for e in outcome.events],
+        [(str(e.kind), e.name, e.count) for e in events],
         columns=["kind", "name", "count"],
     )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
@@ -58,12 +77,39 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
             ``{"repeat / simple": o1, "repeat / harness": o2}``.
 
     Returns:
-        Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and ``text``.
+        Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and
+        ``text`` (``"(withheld)"`` after a stop: the run has no result text).
     """
     pairs = outcomes.items() if isinstance(outcomes, Mapping) else outcomes
     rows = [
-        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, o.text)
+        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, WITHHELD if o.text is None else o.text)
         for label, o in pairs
     ]
     frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])
     return frame.set_index("run")
+
+
+def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (SPEC §3.2)
+
+    Args:
+        pairs: ``{label: (left_json, right_json)}``, each side a JSON text as a
+            model would send it, e.g. ``{"42 vs 42.0": ('{"input": 42}', '{"input": 42.0}')}``.
+
+    Returns:
+        One row per label with columns ``left``, ``right``, ``canonical left``,
+        ``canonical right`` and ``same`` (equal canonical texts, hence one signature
+        for one tool).
+
+    Raises:
+        ValueError: a side is not valid JSON (the message names the pair).
+    """
+    rows = []
+    for label, (left, right) in pairs.items():
+        try:
+            a, b = json.loads(left), json.loads(right)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"pair {label!r}: not valid JSON text ({exc})") from None
+        rows.append((label, left, right, canonical(a), canonical(b), canonical(a) == canonical(b)))
+    frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
+    return frame.set_index("pair")

@@ -13,6 +13,8 @@ from .scope import Usage
 
 __all__ = [
     "EXIT_CANCELLED",
+    "EXIT_CONFIG",
+    "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "RunOutcome",
     "RunStatus",
@@ -45,6 +47,12 @@ EXIT_CANCELLED = 130
 
 EXIT_USAGE = 64
 """Console exit code for a usage error (unknown scenario, bad flag), never a controlled stop."""
+
+EXIT_PROTOCOL = 76
+"""Console exit code when a live endpoint answers with something that is not a usable chat completion."""
+
+EXIT_CONFIG = 78
+"""Console exit code for a live profile that cannot work (bad URL, unknown model, key variable unset, ...)."""
 
 
 def exit_code(status: RunStatus) -> int:
@@ -86,3 +94,9 @@ class RunOutcome(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.status.value}: {self.text!r}" if self.text is not None else self.status.value
+
+    def __repr__(self) -> str:
+        return (
+            f"RunOutcome(status={self.status.value!r}, text={self.text!r}, "
+            f"events={len(self.events)}, exit_code={self.exit_code})"
+        )

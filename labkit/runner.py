@@ -73,6 +73,14 @@ async def run_agent(
         except RuntimeError:  # the run has already left its timeout
             pass
 
+    def deadline_reached() -> None:
+        # Record the stop the instant the deadline fires, before the run unwinds: a sibling
+        # call or a body's cleanup running during the unwinding then finds the run stopped
+        # (first stop wins, no event after it) and sync bodies see their token set now.
+        scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
+        expire_now()
+
+    deadline: asyncio.TimerHandle | None = None
     try:
         async with timeout:
             scope._enter_run(loop, expire_now)
@@ -80,12 +88,14 @@ async def run_agent(
             # timer handle stays in the loop's heap for a while with the context it was
             # scheduled in, and that context must not keep the finished run (scope, events,
             # tools) alive.
-            timeout.reschedule(loop.time() + scope.remaining_s())
+            deadline = loop.call_later(scope.remaining_s(), deadline_reached)
             context_token = _current_scope.set(scope)
             try:
                 text = await agent.respond(prompt, transcript)
                 scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
             finally:
+                if deadline is not None:
+                    deadline.cancel()
                 _current_scope.reset(context_token)
     except RunHalted as halt:
         status = RunStatus(scope.stop_reason or halt.reason)
@@ -137,9 +147,14 @@ class Setup:
 
     def header(self) -> list[str]:
         """What the console prints before the events: agent, transport, grants, limits, condition."""
+        describe = getattr(self.transport, "describe", None)
+        if callable(describe):  # e.g. a live transport: the scenario lends its grants and limits, not its script
+            transport = f"transport: {describe()} (scenario {self.scenario.name}: its grants and limits)"
+        else:
+            transport = f"transport: {self.transport.name} (scenario {self.scenario.name}: {self.scenario.summary})"
         return [
             *self.agent.describe(),
-            f"transport: {self.transport.name} (scenario {self.scenario.name}: {self.scenario.summary})",
+            transport,
             "capabilities granted: " + (", ".join(sorted(self.scope.capabilities)) or "none"),
             f"tools visible to the model: {', '.join(t.name for t in self.agent.tools)}",
             f"limits: {self.scope.limits}",
@@ -221,6 +236,8 @@ def run(
         UnknownScenarioError: no such scenario.
     """
     if isinstance(scenario, Setup):
+        if agent != "harness" or limits is not None or transport is not None or stream:
+            raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
         return run_sync(scenario.arun())
     return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
 
@@ -230,7 +247,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     With no running loop this is ``asyncio.run``. Inside a running loop (a
     Jupyter kernel) the coroutine runs on a fresh loop in a helper thread and
-    this call waits for it.
+    this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
+    the coroutine is cancelled on its loop, awaited, and the interrupt re-raised.
     """
     try:
         asyncio.get_running_loop()
@@ -238,15 +256,46 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     box: dict[str, Any] = {}
 
+    async def main() -> T:
+        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        if box.get("interrupted"):  # interrupted before the loop was known
+            coro.close()
+            raise asyncio.CancelledError("the caller cancelled the run before it started")
+        return await coro
+
+    done = threading.Event()
+
     def target() -> None:
         try:
-            box["value"] = asyncio.run(coro)
+            box["value"] = asyncio.run(main())
         except BaseException as exc:  # handed back to the calling thread below
             box["error"] = exc
+        finally:
+            done.set()
 
     thread = threading.Thread(target=target, name="labkit-run")
-    thread.start()
-    thread.join()
+    try:
+        thread.start()  # inside the try: an interrupt may land while the thread starts
+        done.wait()  # not Thread.join: an interrupted join marks the thread finished (Python 3.11)
+    except BaseException:
+        # Interrupted (Ctrl+C / "interrupt kernel" in Jupyter): the caller cancelled, so cancel
+        # the run on its loop too, wait for it to unwind, and re-raise. A thread that has not
+        # begun yet finds the flag set by _cancel_in_thread and runs nothing.
+        _cancel_in_thread(box)
+        if thread.ident is not None:
+            done.wait()
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _cancel_in_thread(box: dict[str, Any]) -> None:
+    box["interrupted"] = True
+    loop, task = box.get("loop"), box.get("task")
+    if loop is None or task is None:
+        return
+    try:
+        loop.call_soon_threadsafe(task.cancel)
+    except RuntimeError:  # the loop already closed: the run is over
+        pass

@@ -500,12 +500,21 @@ class GuardedTool:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
         raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
 
+    def _signature(self, bound: BaseModel) -> str:
+        """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
+        try:
+            return signature(self.name, bound.model_dump(mode="json"))
+        except (ValueError, RecursionError) as exc:  # pydantic stops serialising past ~250 levels
+            raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
+
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
 
         Raises:
             ToolArgumentsError: binding failed (nothing counted, no body).
-            RunHalted: the guard refused the attempt (body not entered).
+            RunHalted: the guard refused the attempt (``refused``: body not
+                entered), or the run stopped while the body ran (``refused``
+                is ``False``: the attempt counted, its result is dropped).
             asyncio.CancelledError: the run was cancelled.
             Exception: whatever the body raised (the attempt still counts).
         """
@@ -519,18 +528,16 @@ class GuardedTool:
             result = await self._body(**kwargs)
         else:
             result = await _run_in_daemon_thread(self._body, kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
 
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
         """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
-        dumped: Mapping[str, Any] = kwargs  # model_dump(mode="json") would return these values unchanged...
         for value in kwargs.values():
-            if type(value) not in _JSON_AS_IS:  # ...unless one of them needs converting
-                dumped = bound.model_dump(mode="json")
-                break
-        return signature(self.name, dumped), kwargs
+            if type(value) not in _JSON_AS_IS:  # a value model_dump(mode="json") may convert (or find too deep)
+                return self._signature(bound), kwargs
+        return signature(self.name, kwargs), kwargs  # model_dump(mode="json") would return these values unchanged
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
@@ -547,8 +554,18 @@ class GuardedTool:
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         result = self._body(**kwargs)
-        scope.check_cancellation()
+        self._check_after_body()
         return result
+
+    def _check_after_body(self) -> None:
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        try:
+            self._scope.check_cancellation()
+        except RunHalted as halt:
+            raise RunHalted(
+                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
+                refused=False,
+            ) from None
 
     __call__ = invoke
 
@@ -556,7 +573,7 @@ class GuardedTool:
 # -- binding --------------------------------------------------------------------------
 
 _JSON_AS_IS = frozenset({str, int, bool, type(None)})
-"""Bound values whose JSON dump is the value itself (floats excluded: a non-finite default dumps as null)."""
+"""Bound values whose JSON dump is the value itself (floats go through model_dump, which writes non-finite ones as constants)."""
 
 
 def _reject_bool(value: Any) -> Any:
@@ -600,7 +617,9 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
         fields[param.name] = (annotation, default)
     model = create_model(
         f"{tool_name}_arguments",
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True),
+        # ser_json_inf_nan: a NaN reaching an untyped (Any) field must keep a signature of its
+        # own instead of being dumped as null, which would collide with a real null.
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, ser_json_inf_nan="constants"),
         **fields,
     )
     return model, token_param

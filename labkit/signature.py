@@ -34,7 +34,7 @@ def _number(value: int | float) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-        if value.is_integer() and abs(value) < 2**53:
+        if value.is_integer():  # exact: a float holding an integer equals that integer
             value = int(value)
         else:
             sign, digits, exponent = Decimal(repr(value)).as_tuple()

@@ -1,0 +1,351 @@
+"""Interactive panels for the workbook: the explorer and the prediction widget (SPEC §8).
+
+Teaching helper: importing this module imports ipywidgets, pandas and
+matplotlib (``import labkit`` never does).
+
+* :func:`explorer` — choose a scenario, an agent and the four limits, press
+  Run, and see the status, the events table and the counters-vs-limits chart
+  update in place.
+* :func:`predict` — say which status will end a run and how many ``ToolCall``
+  events it will record, then run it and see each guess marked right or wrong.
+
+Both are ordinary ``ipywidgets.VBox`` objects: put one as the last line of a
+cell to show it. Both can also be driven from code (set a control's
+``value``, call ``.run()``), which is how the tests and the notebooks' check
+cells use them. Neither prints anything: the tables and the chart are placed
+into ``Output`` widgets as display data, so nothing leaks to the cell's
+stdout (see NOTEBOOK-TESTING: printing into an ``Output`` widget fails nbval).
+A cell that shows a panel still carries a widget view that nbval cannot
+compare: mark it ``# NBVAL_IGNORE_OUTPUT``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Any
+
+import ipywidgets as w
+
+from .charts import counters_chart
+from .errors import UserError
+from .frames import events_frame
+from .limits import Limits
+from .outcome import RunOutcome, RunStatus
+from .predict import Check, check
+from .runner import AgentKind, run
+from .scenarios import SCENARIOS, Scenario, get_scenario
+
+__all__ = ["Explorer", "Prediction", "explorer", "predict"]
+
+AGENTS: tuple[AgentKind, ...] = ("harness", "simple")
+CHOOSE = "choose…"
+"""Label of the status dropdown's placeholder (no status chosen yet)."""
+
+_STYLE = {"description_width": "13em"}
+_WIDE = w.Layout(width="34em")
+
+
+def _check_agent(agent: str) -> AgentKind:
+    if agent not in AGENTS:
+        raise UserError(f"unknown agent {agent!r}; choose 'harness' or 'simple'")
+    return agent  # type: ignore[return-value]
+
+
+def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
+    """The four limit sliders by :class:`Limits` field name (SPEC §3 ranges, kept small for a lesson)."""
+    return {
+        "model_calls": w.IntSlider(min=0, max=10, description="model calls", style=_STYLE, layout=_WIDE),
+        "tool_calls": w.IntSlider(min=0, max=10, description="tool attempts", style=_STYLE, layout=_WIDE),
+        "repetitions": w.IntSlider(min=0, max=5, description="attempts per signature", style=_STYLE, layout=_WIDE),
+        # A short maximum: the deadline scenario waits for its deadline, and the kernel waits with it.
+        "deadline_s": w.FloatSlider(
+            min=0.1, max=5.0, step=0.1, readout_format=".1f", description="deadline (s)", style=_STYLE, layout=_WIDE
+        ),
+    }
+
+
+def _figure_png(outcome: RunOutcome) -> str:
+    """The counters chart of ``outcome`` as base64 PNG text (PNG: nbval does not compare it)."""
+    figure = counters_chart(outcome)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _display_data(data: dict[str, str]) -> dict[str, Any]:
+    return {"output_type": "display_data", "data": data, "metadata": {}}
+
+
+def _status_line(scenario: str, agent: str, outcome: RunOutcome) -> str:
+    text = "withheld" if outcome.text is None else html.escape(repr(outcome.text))
+    return (
+        f"<b>{html.escape(outcome.status.value)}</b> &middot; exit code {outcome.exit_code}"
+        f" &middot; ToolCall {outcome.count('ToolCall')} &middot; ModelCall {outcome.count('ModelCall')}"
+        f" &middot; text: {text}"
+        f"<br><span style='opacity:0.7'>{html.escape(scenario)} / {html.escape(agent)},"
+        f" limits {html.escape(str(outcome.limits))}</span>"
+    )
+
+
+class Explorer(w.VBox):
+    """A panel to change the scenario, the agent and the limits, and re-run.
+
+    Attributes:
+        scenario: the scenario ``Dropdown`` (value: a name from :data:`labkit.SCENARIOS`).
+            Assigning a name (``panel.scenario = "changing"``) sets the dropdown.
+        agent: the agent ``ToggleButtons`` (``"harness"`` or ``"simple"``); a name can be assigned too.
+        sliders: the limit sliders by :class:`~labkit.Limits` field name:
+            ``model_calls``, ``tool_calls``, ``repetitions`` (``IntSlider``),
+            ``deadline_s`` (``FloatSlider``, seconds). They are reset to a
+            scenario's own limits when the scenario changes; a deadline above
+            the slider's 5 s maximum shows (and runs) as 5 s.
+        run_button: the Run ``Button``.
+        status_line: the ``HTML`` status line; its markup is :attr:`status_html`.
+        events_output, chart_output: the ``Output`` widgets holding the events
+            table and the counters chart of the last run.
+        outcome: the last :class:`~labkit.RunOutcome`, or ``None`` before the first run.
+    """
+
+    def __init__(self, scenario: str | Scenario = "repeat", agent: str = "harness") -> None:
+        chosen = get_scenario(scenario)
+        self._scenario = w.Dropdown(
+            options=list(SCENARIOS), value=chosen.name, description="scenario", style=_STYLE, layout=_WIDE
+        )
+        self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
+        self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))
+        self.sliders = _limit_sliders()
+        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
+        self.status_line = w.HTML("Not run yet: choose the limits, then press <b>Run</b>.")
+        self.events_output = w.Output()
+        self.chart_output = w.Output()
+        self.outcome: RunOutcome | None = None
+
+        self._show_scenario(chosen)
+        self._scenario.observe(lambda change: self._show_scenario(get_scenario(change["new"])), names="value")
+        self.run_button.on_click(lambda _button: self.run())
+        super().__init__(
+            [
+                self._scenario,
+                self._summary,
+                w.HBox([w.Label("agent", layout=w.Layout(width="13em", justify_content="flex-end")), self._agent]),
+                *self.sliders.values(),
+                self.run_button,
+                self.status_line,
+                w.HBox([self.events_output, self.chart_output]),
+            ]
+        )
+        self.add_class("labkit-explorer")  # CSS hooks, used by the browser test
+        self.status_line.add_class("labkit-status")
+
+    # -- the controls -------------------------------------------------------------------------
+
+    @property
+    def scenario(self) -> w.Dropdown:
+        """The scenario dropdown; assign a scenario name to choose it."""
+        return self._scenario
+
+    @scenario.setter
+    def scenario(self, name: str) -> None:
+        self._scenario.value = get_scenario(name).name
+
+    @property
+    def agent(self) -> w.ToggleButtons:
+        """The agent toggle; assign ``"harness"`` or ``"simple"`` to choose it."""
+        return self._agent
+
+    @agent.setter
+    def agent(self, name: str) -> None:
+        self._agent.value = _check_agent(name)
+
+    @property
+    def limits(self) -> Limits:
+        """The :class:`~labkit.Limits` the sliders show now (what the next run uses)."""
+        return Limits(**{field: slider.value for field, slider in self.sliders.items()})
+
+    @property
+    def status_html(self) -> str:
+        """The status line's HTML: status, exit code, ToolCall/ModelCall counts, text or "withheld"."""
+        return self.status_line.value
+
+    def _show_scenario(self, scenario: Scenario) -> None:
+        self._summary.value = f"<i>{html.escape(scenario.summary)}</i>"
+        for field, slider in self.sliders.items():
+            slider.value = min(max(getattr(scenario.limits, field), slider.min), slider.max)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(self) -> RunOutcome:
+        """Run the chosen scenario with the chosen agent and limits, and show the result in place.
+
+        This is what the Run button does. It blocks until the run ends (at
+        most the deadline slider's value), and works inside a running
+        Jupyter kernel.
+
+        Returns:
+            The run's :class:`~labkit.RunOutcome` (also kept as :attr:`outcome`).
+        """
+        scenario, agent, limits = self._scenario.value, self._agent.value, self.limits
+        self.run_button.disabled = True
+        self.status_line.value = f"Running {html.escape(scenario)} / {html.escape(agent)}…"
+        outcome = None
+        try:
+            outcome = run(scenario, agent=agent, limits=limits)
+        finally:
+            self.run_button.disabled = False
+            if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
+                self.status_line.value = "The run did not return an outcome (see the cell's traceback)."
+        self.outcome = outcome
+        frame = events_frame(outcome)
+        self.events_output.outputs = (
+            _display_data({"text/html": frame.to_html(), "text/plain": frame.to_string()}),
+        )
+        self.chart_output.outputs = (
+            _display_data({"image/png": _figure_png(outcome), "text/plain": "<counters against limits>"}),
+        )
+        self.status_line.value = _status_line(scenario, agent, outcome)
+        return outcome
+
+    def __repr__(self) -> str:
+        return f"Explorer(scenario={self._scenario.value!r}, agent={self._agent.value!r}, limits={self.limits})"
+
+
+def explorer(scenario: str = "repeat", agent: str = "harness") -> Explorer:
+    """Build the explorer panel for ``scenario`` and ``agent`` (show it as a cell's last line).
+
+    Args:
+        scenario: the scenario chosen at first (any name in :data:`labkit.SCENARIOS`).
+        agent: ``"harness"`` (default) or ``"simple"``.
+
+    Raises:
+        UnknownScenarioError: no such scenario (the message lists the names).
+        UserError: an unknown agent.
+    """
+    return Explorer(scenario, agent)
+
+
+class Prediction(w.VBox):
+    """Predict a run's status and ``ToolCall`` count, then run it and check each guess.
+
+    Attributes:
+        status_choice: the status ``Dropdown``; its value is a :class:`~labkit.RunStatus`
+            value, or ``None`` while the "choose…" placeholder is shown. A
+            status name can be assigned (``p.status_choice = "RepeatedCall"``).
+        tool_calls_choice: the ``BoundedIntText`` for the predicted ``ToolCall``
+            count; an int can be assigned.
+        run_button: the "Run and check" ``Button``.
+        result_line: the ``HTML`` result; its markup is :attr:`result_html`.
+        outcome: the last run's :class:`~labkit.RunOutcome`, or ``None``.
+        last_check: the last :class:`~labkit.Check`, or ``None``.
+    """
+
+    def __init__(self, scenario: str | Scenario, agent: str = "harness", limits: Limits | None = None) -> None:
+        self._scenario_obj = get_scenario(scenario)
+        self._agent_name = _check_agent(agent)
+        if limits is not None and not isinstance(limits, Limits):
+            raise UserError(f"limits must be a labkit.Limits or None, not {type(limits).__name__}")
+        self._limits = limits
+        shown = limits if limits is not None else self._scenario_obj.limits
+        self._status = w.Dropdown(
+            options=[(CHOOSE, None), *((s.value, s.value) for s in RunStatus)],
+            value=None,
+            description="status",
+            style=_STYLE,
+        )
+        self._tool_calls = w.BoundedIntText(
+            value=0, min=0, max=max(10, shown.tool_calls), description="ToolCall events", style=_STYLE
+        )
+        self.run_button = w.Button(description="Run and check", button_style="primary", icon="check")
+        self.result_line = w.HTML("Choose a status and a ToolCall count, then press <b>Run and check</b>.")
+        self.outcome: RunOutcome | None = None
+        self.last_check: Check | None = None
+        self.run_button.on_click(lambda _button: self.run())
+        heading = w.HTML(
+            f"Predict: how will <b>{html.escape(self._scenario_obj.name)}</b>"
+            f" ({html.escape(self._agent_name)}, limits {html.escape(str(shown))}) end?"
+        )
+        super().__init__([heading, self._status, self._tool_calls, self.run_button, self.result_line])
+        self.add_class("labkit-prediction")
+        self.result_line.add_class("labkit-result")
+
+    @property
+    def status_choice(self) -> w.Dropdown:
+        """The status dropdown (value ``None`` until a status is chosen)."""
+        return self._status
+
+    @status_choice.setter
+    def status_choice(self, status: str | None) -> None:
+        if status is not None and status not in RunStatus._value2member_map_:
+            raise UserError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
+        self._status.value = None if status is None else str(status)
+
+    @property
+    def tool_calls_choice(self) -> w.BoundedIntText:
+        """The predicted ToolCall count."""
+        return self._tool_calls
+
+    @tool_calls_choice.setter
+    def tool_calls_choice(self, count: int) -> None:
+        self._tool_calls.value = count
+
+    @property
+    def result_html(self) -> str:
+        """The result line's HTML: each guess marked right or wrong, or why nothing ran."""
+        return self.result_line.value
+
+    def run(self) -> Check | None:
+        """Run the scenario and check both guesses; this is what the button does.
+
+        Returns:
+            The :class:`~labkit.Check`, or ``None`` when no status was chosen
+            (then nothing runs and the result line asks for a status).
+        """
+        predicted = self._status.value
+        if predicted is None:
+            self.result_line.value = "<b>Choose a status first</b>: nothing was run."
+            return None
+        self.run_button.disabled = True
+        self.result_line.value = "Running…"
+        outcome = None
+        try:
+            outcome = run(self._scenario_obj, agent=self._agent_name, limits=self._limits)
+        finally:
+            self.run_button.disabled = False
+            if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
+                self.result_line.value = "The run did not return an outcome (see the cell's traceback)."
+        result = check(outcome, status=predicted, tool_calls=self._tool_calls.value)
+        self.outcome, self.last_check = outcome, result
+
+        def line(what: str, said: object, was: object) -> str:
+            mark = "<b style='color:#1e8449'>right</b>" if said == was else "<b style='color:#c0392b'>wrong</b>"
+            return f"{what}: you said {html.escape(str(said))}, it was {html.escape(str(was))} &mdash; {mark}"
+
+        self.result_line.value = "<br>".join(
+            [
+                line("status", result.predicted_status, result.actual_status),
+                line("ToolCall count", result.predicted_tool_calls, result.actual_tool_calls),
+            ]
+        )
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"Prediction(scenario={self._scenario_obj.name!r}, agent={self._agent_name!r},"
+            f" status={self._status.value!r}, tool_calls={self._tool_calls.value})"
+        )
+
+
+def predict(scenario: str, agent: str = "harness", limits: Limits | None = None) -> Prediction:
+    """Build a prediction widget for one run of ``scenario``.
+
+    Args:
+        scenario: a name from :data:`labkit.SCENARIOS`.
+        agent: ``"harness"`` (default) or ``"simple"``.
+        limits: the run's limits; the scenario's own when ``None``.
+
+    Raises:
+        UnknownScenarioError: no such scenario.
+        UserError: an unknown agent, or ``limits`` that is not a :class:`~labkit.Limits`.
+    """
+    return Prediction(scenario, agent, limits)

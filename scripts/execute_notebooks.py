@@ -1,0 +1,67 @@
+"""Re-execute chapter notebooks in place so their stored outputs match the code.
+
+Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: notebooks/*.ipynb)
+
+Each notebook runs in a fresh kernel through nbconvert, wrapped in an outer
+process timeout and retried once: nbconvert can hang after widget cells go
+idle (a known nbclient problem), which nbval itself does not.
+
+Afterwards each stored traceback of a deliberate error is cut to its last
+line (``Name: message``): nbval compares only the error's name and value,
+and a full traceback would store this machine's file paths.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT_S = 60
+NOTEBOOK_TIMEOUT_S = 300
+
+
+def execute(notebook: Path) -> None:
+    command = [
+        sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
+        f"--ExecutePreprocessor.timeout={CELL_TIMEOUT_S}", "--ExecutePreprocessor.kernel_name=python3",
+        "--ExecutePreprocessor.store_widget_state=False",
+        str(notebook),
+    ]
+    for attempt in (1, 2):
+        try:
+            subprocess.run(command, check=True, timeout=NOTEBOOK_TIMEOUT_S, cwd=notebook.parent)
+            shorten_tracebacks(notebook)
+            return
+        except subprocess.TimeoutExpired:
+            print(f"{notebook.name}: nbconvert hung (attempt {attempt}); retrying", file=sys.stderr)
+    raise SystemExit(f"{notebook.name}: nbconvert hung twice")
+
+
+def shorten_tracebacks(notebook: Path) -> None:
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                short = [f"{output['ename']}: {output['evalue']}"]
+                if output.get("traceback") != short:
+                    output["traceback"] = short
+                    changed = True
+    if changed:
+        nbformat.write(nb, notebook)
+
+
+def main(argv: list[str]) -> int:
+    notebooks = [Path(a).resolve() for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for notebook in notebooks:
+        print(f"executing {notebook.relative_to(ROOT)}")
+        execute(notebook)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

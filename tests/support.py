@@ -1,0 +1,92 @@
+"""Shared test helpers: a fake clock, an async-test decorator, small builders.
+
+Imported by the test modules as ``support`` (pytest puts ``tests/`` on the path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any
+
+from labkit import (
+    ControlEvent,
+    CountingClient,
+    ExecutionScope,
+    HarnessAgent,
+    Limits,
+    ReviewTask,
+    ScriptedTransport,
+    SimpleAgent,
+)
+from labkit.review import INSTRUCTIONS
+
+ALL_CAPABILITIES = frozenset({"ticket.read", "review.finish"})
+AGENTS = {"simple": SimpleAgent, "harness": HarnessAgent}
+
+# SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events)
+SPEC_TABLE = {
+    "complete": ("Completed", 2, 3),
+    "incomplete": ("Incomplete", 0, 1),
+    "forbidden": ("PermissionDenied", 0, 1),
+    "repeat": ("RepeatedCall", 1, 2),
+    "changing": ("ToolBudget", 4, 5),
+    "budget": ("ModelBudget", 1, 1),
+    "deadline": ("DeadlineExceeded", 0, 1),
+    "unavailable": ("ProviderUnavailable", 0, 1),
+}
+
+
+class FakeClock:
+    """A monotonic clock backed by a one-item list; ``advance`` moves it forward."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = [start]
+
+    def __call__(self) -> float:
+        return self.now[0]
+
+    def advance(self, seconds: float) -> None:
+        self.now[0] += seconds
+
+
+def asynctest(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Any]:
+    """Run an ``async def`` test with ``asyncio.run`` (a fresh loop per test)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+def triples(events: Iterable[ControlEvent]) -> list[tuple[str, str, int]]:
+    """Events as ``(kind, name, count)`` tuples with plain-string kinds."""
+    return [(str(e.kind), e.name, e.count) for e in events]
+
+
+def review_agent(
+    script: Any,
+    *,
+    limits: Limits | None = None,
+    capabilities: Iterable[str] = ALL_CAPABILITIES,
+    agent: str = "simple",
+    transport: Any = None,
+    **options: Any,
+) -> tuple[ExecutionScope, ReviewTask, Any, SimpleAgent]:
+    """A fresh scope, ticket-42 task, transport and agent (as ``labkit.prepare`` builds them)."""
+    scope = ExecutionScope(limits or Limits(), capabilities)
+    task = ReviewTask()
+    used = transport if transport is not None else ScriptedTransport(script)
+    built = AGENTS[agent](CountingClient(used, scope), task.tools(scope), instructions=INSTRUCTIONS, **options)
+    return scope, task, used, built
+
+
+def tool_results(transcript: Sequence[Any]) -> dict[str, list[str]]:
+    """Tool-result texts by call id, in transcript order."""
+    results: dict[str, list[str]] = {}
+    for message in transcript:
+        if message.role == "tool":
+            results.setdefault(message.tool_call_id, []).append(message.text)
+    return results

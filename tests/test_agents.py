@@ -1,0 +1,286 @@
+"""The agent loops (SPEC §3.3, §3.5, §5): iteration cap, batches, errors the model sees, middleware."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from labkit import (
+    Call,
+    CountingClient,
+    ExecutionScope,
+    HarnessAgent,
+    HarnessCapabilities,
+    Limits,
+    RunStatus,
+    ScriptedTransport,
+    SimpleAgent,
+    ToolInvocation,
+    UserError,
+    observe_middleware,
+    run_agent,
+)
+
+from support import asynctest, review_agent, tool_results, triples
+
+BOTH = pytest.mark.parametrize("agent", ["simple", "harness"])
+
+
+def _read(number: int) -> Call:
+    return Call("read_ticket", {"input": number})
+
+
+async def _run(agent: SimpleAgent, task) -> object:
+    return await run_agent(agent, "Please review ticket 42.", is_complete=task.is_complete)
+
+
+# -- the loop's own cap ------------------------------------------------------------------
+
+
+@BOTH
+def test_iteration_cap_is_the_model_limit_plus_one(agent: str) -> None:
+    for model_calls in (0, 1, 6):
+        *_, built = review_agent([], limits=Limits(model_calls=model_calls), agent=agent)
+        assert built.max_iterations == model_calls + 1
+
+
+@BOTH
+@asynctest
+async def test_the_model_budget_stops_before_the_loop_cap(agent: str) -> None:
+    scope, task, transport, built = review_agent(
+        lambda n, request: _read(n), limits=Limits(model_calls=3, tool_calls=100), agent=agent
+    )
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.MODEL_BUDGET
+    assert outcome.count("ModelCall") == 3
+    assert transport.calls == 3
+
+
+@asynctest
+async def test_a_smaller_loop_cap_ends_the_loop_as_incomplete() -> None:
+    scope, task, transport, built = review_agent(
+        lambda n, request: _read(n), limits=Limits(tool_calls=100), max_iterations=2
+    )
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert outcome.text is None
+    assert (outcome.count("ModelCall"), outcome.count("ToolCall")) == (2, 2)
+
+
+# -- batches -----------------------------------------------------------------------------
+
+
+@BOTH
+@asynctest
+async def test_each_call_of_a_batch_goes_through_the_guard(agent: str) -> None:
+    scope, task, transport, built = review_agent([[_read(7), _read(8)], "done"], agent=agent)
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert outcome.count("Middleware") == 2
+    assert outcome.count("ToolCall") == 2
+    assert task.entries["read_ticket"] == 2
+    results = tool_results(outcome.transcript)
+    assert list(results) == ["call-1-1", "call-1-2"]
+    assert all(texts[0].startswith("NotFound") for texts in results.values())
+
+
+@asynctest
+async def test_a_batch_repeating_one_signature_is_stopped_by_the_guard() -> None:
+    scope, task, transport, built = review_agent([[_read(42), _read(42)], "done"])
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.REPEATED_CALL
+    assert task.entries["read_ticket"] == 1
+    assert outcome.count("ToolCall") == 1
+
+
+@BOTH
+@asynctest
+async def test_a_halt_mid_batch_leaves_one_result_per_call_id(agent: str) -> None:
+    entered = asyncio.Event()
+
+    async def slow(x: int) -> str:
+        entered.set()
+        await asyncio.Event().wait()  # only cancellation ends it
+        return "never"
+
+    scope = ExecutionScope(Limits(), {"lab.read"})
+    tools = [
+        scope.tool("slow", "lab.read", slow),
+        scope.tool("forbidden", "lab.write", _echo),
+        scope.tool("fast", "lab.read", _echo),
+    ]
+    batch = [Call("slow", {"x": 1}, id="a"), Call("forbidden", {"x": 2}, id="b"), Call("fast", {"x": 3}, id="c")]
+    cls = HarnessAgent if agent == "harness" else SimpleAgent
+    built = cls(CountingClient(ScriptedTransport([batch, "done"]), scope), tools, instructions="test")
+    outcome = await run_agent(built, "go", is_complete=lambda: True)
+    assert outcome.status is RunStatus.PERMISSION_DENIED
+    assert entered.is_set()
+    results = tool_results(outcome.transcript)
+    assert sorted(results) == ["a", "b", "c"]
+    assert all(len(texts) == 1 for texts in results.values())
+    assert results["a"][0].startswith("cancelled")
+    assert results["b"][0].startswith("refused: PermissionDenied")
+    assert results["c"][0].split(":")[0] in {"refused", "cancelled", "3"}
+    assert [m.role for m in outcome.transcript[-3:]] == ["tool"] * 3
+
+
+def _echo(x: int) -> str:
+    return str(x)
+
+
+# -- errors the model sees ---------------------------------------------------------------
+
+
+@BOTH
+@asynctest
+async def test_an_unknown_tool_is_a_recorded_error_and_the_run_goes_on(agent: str) -> None:
+    scope, task, transport, built = review_agent([Call("delete_ticket", {"input": 42}), "gave up"], agent=agent)
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert outcome.text == "gave up"
+    (text,) = tool_results(outcome.transcript)["call-1"]
+    assert text.startswith("error: unknown tool 'delete_ticket'")
+    assert "read_ticket" in text and "finish_review" in text
+    assert triples(outcome.events) == [("ModelCall", "model", 1), ("ModelCall", "model", 2)]
+
+
+@BOTH
+@asynctest
+async def test_a_binding_failure_is_a_recorded_error_with_middleware_and_no_tool_call(agent: str) -> None:
+    scope, task, transport, built = review_agent(
+        [Call("read_ticket", '{"input": "forty-two"}'), Call("read_ticket", "not json"), "gave up"], agent=agent
+    )
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.INCOMPLETE
+    assert outcome.text == "gave up"
+    assert task.entries["read_ticket"] == 0
+    results = tool_results(outcome.transcript)
+    assert all(texts[0].startswith("error: arguments for 'read_ticket' do not bind") for texts in results.values())
+    assert triples(outcome.events) == [
+        ("ModelCall", "model", 1),
+        ("Middleware", "read_ticket", 1),
+        ("ModelCall", "model", 2),
+        ("Middleware", "read_ticket", 2),
+        ("ModelCall", "model", 3),
+    ]
+
+
+@asynctest
+async def test_a_failing_body_is_a_recorded_error_and_still_counts() -> None:
+    scope, task, transport, built = review_agent([Call("finish_review", {"input": 42}), "gave up"])
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.INCOMPLETE
+    (text,) = tool_results(outcome.transcript)["call-1"]
+    assert text.startswith("error: ValueError")
+    assert outcome.count("ToolCall") == 1
+    assert task.entries["finish_review"] == 1
+
+
+# -- middleware --------------------------------------------------------------------------
+
+
+@asynctest
+async def test_middleware_runs_outermost_first() -> None:
+    order: list[str] = []
+
+    def recorder(label: str):
+        async def mw(invocation: ToolInvocation, next) -> object:
+            order.append(f"{label}>{invocation.tool.name}")
+            result = await next(invocation)
+            order.append(f"{label}<")
+            return result
+
+        return mw
+
+    scope, task, transport, built = review_agent(
+        [_read(42), "done"], middleware=(recorder("outer"), recorder("inner"))
+    )
+    outcome = await _run(built, task)
+    assert order == ["outer>read_ticket", "inner>read_ticket", "inner<", "outer<"]
+    assert outcome.count("Middleware") == 0  # observe_middleware was not in this pipeline
+
+
+@asynctest
+async def test_observe_middleware_records_before_the_guard() -> None:
+    scope, task, transport, built = review_agent(
+        [_read(42), "done"], capabilities={"review.finish"}, middleware=(observe_middleware,)
+    )
+    outcome = await _run(built, task)
+    assert outcome.status is RunStatus.PERMISSION_DENIED
+    assert triples(outcome.events) == [
+        ("ModelCall", "model", 1),
+        ("Middleware", "read_ticket", 1),
+        ("PermissionDenied", "read_ticket", 0),
+    ]
+
+
+@asynctest
+async def test_middleware_sees_the_call_and_the_scope() -> None:
+    seen: list[tuple[str, str, object]] = []
+
+    async def spy(invocation: ToolInvocation, next) -> object:
+        seen.append((invocation.call.id, invocation.call.arguments, invocation.scope))
+        return await next(invocation)
+
+    scope, task, transport, built = review_agent([_read(42), "done"], middleware=(spy, observe_middleware))
+    await _run(built, task)
+    assert seen == [("call-1", '{"input": 42}', scope)]
+
+
+# -- harness -----------------------------------------------------------------------------
+
+OPTIONAL = [
+    "todo_tracking",
+    "agent_modes",
+    "file_memory",
+    "skill_discovery",
+    "web_search",
+    "tool_auto_approval",
+    "shell",
+    "shared_file_store",
+    "background_agents",
+    "compaction",
+]
+
+
+def test_harness_describe_lists_every_capability_off_but_telemetry() -> None:
+    *_, built = review_agent([], agent="harness")
+    lines = built.describe()
+    assert lines[0].startswith("agent: harness")
+    (listing,) = [line for line in lines if line.startswith("harness capabilities: ")]
+    items = dict(item.split("=") for item in listing.removeprefix("harness capabilities: ").split(", "))
+    assert items == {**{name: "off" for name in OPTIONAL}, "telemetry": "on"}
+
+
+def test_simple_describe_has_no_harness_line() -> None:
+    *_, built = review_agent([], agent="simple")
+    assert built.describe()[0].startswith("agent: simple")
+    assert not any("harness" in line for line in built.describe())
+
+
+@pytest.mark.parametrize("name", OPTIONAL)
+def test_enabling_an_optional_capability_is_a_user_error(name: str) -> None:
+    with pytest.raises(UserError, match=name):
+        HarnessCapabilities(**{name: True})
+
+
+def test_an_unknown_capability_is_refused() -> None:
+    with pytest.raises(Exception, match="sandbox"):
+        HarnessCapabilities(sandbox=False)
+
+
+@BOTH
+def test_a_tool_from_another_scope_is_refused(agent: str) -> None:
+    mine, other = ExecutionScope(), ExecutionScope()
+    foreign = other.tool("echo", "lab.read", _echo)
+    cls = HarnessAgent if agent == "harness" else SimpleAgent
+    with pytest.raises(UserError, match="another scope"):
+        cls(CountingClient(ScriptedTransport([]), mine), [foreign], instructions="test")
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    scope = ExecutionScope()
+    tool = scope.tool("echo", "lab.read", _echo)
+    with pytest.raises(UserError, match="echo"):
+        SimpleAgent(CountingClient(ScriptedTransport([]), scope), [tool, tool], instructions="test")

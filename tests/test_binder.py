@@ -1,0 +1,139 @@
+"""The Binder environment: its files are well formed, its pins match what we test, and it runs the notebooks.
+
+``binder/`` is all that Binder (repo2docker) reads: ``runtime.txt`` picks the
+Python, ``requirements.txt`` the pinned third-party packages (JupyterLab
+unpinned), and ``postBuild`` installs labkit itself. The slow test rebuilds
+that environment the way Binder does, in a fresh virtual environment, and
+runs the chapter notebooks under nbval inside it. Deselect it with
+``-m "not binder"``; ``make test`` runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parent.parent
+BINDER = ROOT / "binder"
+NOTEBOOKS = ROOT / "notebooks"
+UNPINNED = {"jupyterlab"}  # pinning JupyterLab on Binder fights its own base image
+
+
+def requirements() -> list[Requirement]:
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    return [Requirement(line) for line in (raw.split("#")[0].strip() for raw in lines) if line]
+
+
+def pins() -> dict[str, str]:
+    """``{canonical name: pinned version}`` for every ``==`` requirement."""
+    found = {}
+    for req in requirements():
+        (spec,) = req.specifier if req.specifier else (None,)
+        if spec is not None and spec.operator == "==":
+            found[canonicalize_name(req.name)] = spec.version
+    return found
+
+
+def test_every_third_party_requirement_is_pinned_except_jupyterlab():
+    reqs = requirements()
+    names = {canonicalize_name(r.name) for r in reqs}
+    assert UNPINNED <= names
+    for req in reqs:
+        name = canonicalize_name(req.name)
+        if name in UNPINNED:
+            assert not req.specifier, f"{req.name} must stay unpinned on Binder"
+        else:
+            assert name in pins(), f"{req} is not pinned with =="
+    assert "labkit" not in names  # postBuild installs it from the checkout
+
+
+def test_pins_cover_the_teaching_extra_within_its_bounds():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["teach"]]
+    pinned = pins()
+    for req in needed:
+        name = canonicalize_name(req.name)
+        if name in UNPINNED:
+            continue
+        assert name in pinned, f"binder/requirements.txt lacks {req.name}, which the notebooks import"
+        assert req.specifier.contains(pinned[name]), f"{req.name}=={pinned[name]} is outside pyproject's {req}"
+
+
+def test_pins_match_the_tested_versions():
+    """The versions Binder installs are the ones this test environment runs with (shared packages)."""
+    installed = {}
+    for name, version in pins().items():
+        try:
+            installed[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    assert {"pydantic", "ipywidgets", "pandas", "matplotlib"} <= installed.keys()
+    stale = {name: (pins()[name], have) for name, have in installed.items() if have != pins()[name]}
+    assert not stale, f"update binder/requirements.txt to the tested versions ({{name: (pinned, tested)}}): {stale}"
+
+
+def test_runtime_and_post_build_are_as_binder_reads_them():
+    assert re.fullmatch(r"python-3\.\d+", (BINDER / "runtime.txt").read_text().strip())
+    post_build = BINDER / "postBuild"
+    assert os.access(post_build, os.X_OK)
+    lines = [line.strip() for line in post_build.read_text().splitlines()]
+    assert "set -euo pipefail" in lines
+    assert "pip install --no-deps -e ." in lines
+    assert not (BINDER / "environment.yml").exists()  # it would override runtime.txt
+    assert not (BINDER / "Dockerfile").exists()  # it would override everything
+
+
+def _binder_python() -> str:
+    version = (BINDER / "runtime.txt").read_text().strip().removeprefix("python-")
+    found = shutil.which(f"python{version}")
+    if found is None and f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        found = sys.executable
+    if found is None:
+        pytest.fail(f"binder/runtime.txt asks for Python {version}, which this machine does not have")
+    return found
+
+
+@pytest.mark.binder
+def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
+    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    assert notebooks, "no chapter notebook to run"
+    venv = tmp_path / "binder-venv"
+    bin_dir = venv / "bin"
+    env = {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+
+    def step(*command: str | os.PathLike[str], timeout: float) -> None:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+
+    try:
+        _build_and_run(step, venv, bin_dir, notebooks)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)  # about 500 MB: not left for pytest's kept temp dirs
+
+
+def _build_and_run(step, venv: Path, bin_dir: Path, notebooks: list[Path]) -> None:
+    step(_binder_python(), "-m", "venv", venv, timeout=120)
+    step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", BINDER / "requirements.txt", "jupyterlab",
+         timeout=1200)
+    step("bash", BINDER / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
+    # labkit comes from this checkout, through postBuild's editable install
+    step(bin_dir / "python", "-c", f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(ROOT)!r})",
+         timeout=60)
+    step(bin_dir / "python", "-m", "pip", "check", timeout=120)
+    step(
+        bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", *map(str, notebooks),
+        "--nbval", "--nbval-current-env", "--nbval-sanitize-with", NOTEBOOKS / "sanitize.cfg",
+        "--nbval-cell-timeout", "120",
+        timeout=1200,
+    )

@@ -1,0 +1,433 @@
+"""Cancellation and deadline races, each order forced deterministically (SPEC §3.4).
+
+Rules under test: the caller wins over a halt or a deadline, in either order;
+between a halt and the deadline the first one wins; the run's cancellation
+reaches the transport and the bodies; nothing is appended after the terminal
+event; caller cancellation surfaces as cancellation (console exit 130).
+Races are forced with events and with blocking the loop past a small
+deadline, never by asserting durations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from reliability_kit import CAP, build, ev, go, results, tool_round
+
+from labkit import (
+    Call,
+    CancelToken,
+    ChatChunk,
+    ChatRequest,
+    CountingClient,
+    ExecutionScope,
+    Limits,
+    RunHalted,
+    RunStatus,
+    SimpleAgent,
+    StopReason,
+    run_agent,
+)
+
+DEADLINE_S = 0.05
+PAST_DEADLINE_S = 0.08
+
+
+class TestWaitingTransport:
+    """A transport whose call waits until cancelled, recording what it saw."""
+
+    __test__ = False
+    name = "waiting"
+
+    def __init__(self, raise_internal: bool = False) -> None:
+        self.calls = 0
+        self.started = asyncio.Event()
+        self.cancelled = False
+        self.raise_internal = raise_internal
+
+    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        self.calls += 1
+        self.started.set()
+        if self.raise_internal:  # the provider's own cancellation; nobody cancelled the run
+            raise asyncio.CancelledError("the provider's client cancelled its own request")
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        yield ChatChunk(text="never")
+
+
+def _agent_for(transport: Any, limits: Limits) -> tuple[SimpleAgent, ExecutionScope]:
+    scope = ExecutionScope(limits, {CAP})
+    return SimpleAgent(CountingClient(transport, scope), [], instructions="t"), scope
+
+
+# -- caller vs halt ----------------------------------------------------------------------
+
+
+def test_caller_cancel_then_halt_caller_wins() -> None:
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> ExecutionScope:
+        tools: dict[str, Any] = {}
+
+        async def waiting(n: int) -> str:
+            seen["entered"] = True
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                try:  # during the caller's unwinding, an attempt over budget halts
+                    await tools["other"].ainvoke({"n": 2})
+                except RunHalted as halt:
+                    seen["halt"] = halt.reason
+                raise
+            return "unreachable"
+
+        agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting, "other": waiting}, limits=Limits(tool_calls=1))
+        tools.update({t.name: t for t in agent.tools})
+        run = asyncio.create_task(go(agent))
+        while not seen.get("entered"):
+            await asyncio.sleep(0)
+        run.cancel()  # the caller first
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return scope
+
+    scope = asyncio.run(scenario())
+    assert seen["halt"] is StopReason.TOOL_BUDGET  # the halt happened, after the caller's cancel
+    assert scope.cancel_token.cancelled
+
+
+def test_halt_then_caller_cancel_caller_wins() -> None:
+    holder: dict[str, asyncio.Task[Any]] = {}
+
+    async def waiting(n: int) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:  # cancelled because a sibling halted the run ...
+            holder["run"].cancel()  # ... and now the caller cancels too, before the run returns
+            await asyncio.sleep(0)
+            raise
+        return "unreachable"
+
+    async def scenario() -> ExecutionScope:
+        batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
+        agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1))
+        holder["run"] = asyncio.create_task(go(agent))
+        with pytest.raises(asyncio.CancelledError):
+            await holder["run"]
+        return scope
+
+    scope = asyncio.run(scenario())
+    assert scope.stop_reason is StopReason.TOOL_BUDGET  # recorded first, yet the caller wins
+    assert scope.events[-1] == ev("ToolBudget", "waiting", 1)
+
+
+# -- caller vs deadline ------------------------------------------------------------------
+
+
+def test_deadline_then_caller_cancel_caller_wins() -> None:
+    holder: dict[str, asyncio.Task[Any]] = {}
+
+    async def waiting(n: int) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:  # the deadline fired first ...
+            holder["run"].cancel()  # ... and the caller cancels in the same tick
+            raise
+        return "unreachable"
+
+    async def scenario() -> ExecutionScope:
+        agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
+        holder["run"] = asyncio.create_task(go(agent))
+        with pytest.raises(asyncio.CancelledError):
+            await holder["run"]
+        return scope
+
+    scope = asyncio.run(scenario())
+    assert scope.stop_reason is StopReason.DEADLINE_EXCEEDED  # recorded, but not returned: the caller wins
+
+
+def test_caller_cancel_then_deadline_caller_wins() -> None:
+    async def waiting(n: int) -> str:
+        task = asyncio.current_task()  # a single call runs in the run's own task
+        time.sleep(PAST_DEADLINE_S)  # block the loop: the deadline is due but has not fired
+        task.cancel()  # the caller cancels first, in the same tick
+        await asyncio.sleep(0)
+        return "unreachable"
+
+    async def scenario() -> ExecutionScope:
+        agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
+        with pytest.raises(asyncio.CancelledError):
+            await go(agent)
+        return scope
+
+    scope = asyncio.run(scenario())
+    assert scope.stop_reason is None  # not relabelled DeadlineExceeded
+    assert [e.kind for e in scope.events] == ["ModelCall", "Middleware", "ToolCall"]
+
+
+# -- halt vs deadline --------------------------------------------------------------------
+
+
+def test_halt_then_deadline_first_wins() -> None:
+    async def waiting(n: int) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:  # a sibling halted the run; the cleanup outlives the deadline
+            time.sleep(PAST_DEADLINE_S)
+            for _ in range(3):
+                await asyncio.sleep(0)
+            raise
+        return "unreachable"
+
+    batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
+    agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1, deadline_s=DEADLINE_S))
+
+    outcome = asyncio.run(go(agent))
+
+    assert outcome.status is RunStatus.TOOL_BUDGET
+    assert outcome.count("DeadlineExceeded") == 0
+    assert outcome.events[-1] == ev("ToolBudget", "waiting", 1)
+    assert list(scope.events) == list(outcome.events)
+
+
+def test_deadline_then_halt_first_wins() -> None:
+    seen: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+
+    async def waiting(n: int) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:  # the deadline fired; the cleanup tries an attempt over budget
+            try:
+                await tools["other"].ainvoke({"n": 2})
+            except RunHalted as halt:
+                seen["halt"] = (halt.reason, halt.refused)
+            raise
+        return "unreachable"
+
+    agent, _, _ = build(
+        [Call("waiting", {"n": 1}), "never"],
+        {"waiting": waiting, "other": waiting},
+        limits=Limits(tool_calls=1, deadline_s=DEADLINE_S),
+    )
+    tools.update({t.name: t for t in agent.tools})
+
+    outcome = asyncio.run(go(agent))
+
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert seen["halt"] == (StopReason.DEADLINE_EXCEEDED, True)  # refused, and not relabelled ToolBudget
+    assert outcome.count("ToolBudget") == 0
+    assert list(outcome.events) == [*tool_round("waiting", 1), ev("DeadlineExceeded", "run", 1)]
+
+
+# -- deadline vs bodies ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("swallow", [False, True], ids=["reraises", "swallows-and-returns"])
+def test_deadline_vs_async_body_with_slow_cleanup(swallow: bool) -> None:
+    cleaned: list[bool] = []
+
+    async def slow_cleanup(n: int) -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.05)  # a slow cleanup, itself awaiting
+            cleaned.append(True)
+            if swallow:
+                return "LATE RESULT"  # ignores the cancellation and returns anyway
+            raise
+        return "unreachable"
+
+    agent, transport, scope = build(
+        [Call("slow", {"n": 1}, id="s1"), "never"], {"slow": slow_cleanup}, limits=Limits(deadline_s=DEADLINE_S)
+    )
+
+    outcome = asyncio.run(go(agent))
+
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert cleaned == [True]  # an async body's cleanup runs to its end (no forced stop)
+    assert results(outcome) == {"s1": ["cancelled: the run stopped before this call finished"]}
+    assert list(outcome.events) == [*tool_round("slow", 1), ev("DeadlineExceeded", "run", 1)]
+    assert list(scope.events) == list(outcome.events)
+    assert transport.calls == 1
+
+
+@pytest.mark.parametrize("who", ["deadline", "caller"])
+def test_sync_body_sees_the_token(who: str) -> None:
+    saw: list[bool] = []
+    entered, done = threading.Event(), threading.Event()
+
+    def polite(n: int, token: CancelToken) -> str:
+        entered.set()
+        saw.append(token.wait(10))  # returns True as soon as the run is stopped or cancelled
+        done.set()
+        return "stopped early"
+
+    async def scenario() -> Any:
+        limits = Limits(deadline_s=DEADLINE_S if who == "deadline" else 30)
+        agent, _, _ = build([Call("polite", {"n": 1}), "never"], {"polite": polite}, limits=limits)
+        run = asyncio.create_task(go(agent))
+        if who == "caller":
+            await asyncio.to_thread(entered.wait, 10)
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+            outcome = None
+        else:
+            outcome = await run
+        await asyncio.to_thread(done.wait, 10)
+        return outcome
+
+    outcome = asyncio.run(scenario())
+    assert saw == [True]
+    if who == "deadline":
+        assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+
+
+# -- the transport -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["deadline", "caller"])
+def test_cancellation_reaches_the_transport(who: str) -> None:
+    async def scenario() -> tuple[TestWaitingTransport, Any]:
+        transport = TestWaitingTransport()
+        limits = Limits(deadline_s=DEADLINE_S if who == "deadline" else 30)
+        agent, _ = _agent_for(transport, limits)
+        run = asyncio.create_task(run_agent(agent, "go", is_complete=lambda: False))
+        if who == "deadline":
+            return transport, await run
+        await transport.started.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return transport, None
+
+    transport, outcome = asyncio.run(scenario())
+    assert transport.cancelled and transport.calls == 1
+    if outcome is not None:
+        assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+        assert list(outcome.events) == [ev("ModelCall", "model", 1), ev("DeadlineExceeded", "run", 0)]
+
+
+def test_internal_provider_cancellation_is_not_relabelled_deadline() -> None:
+    transport = TestWaitingTransport(raise_internal=True)
+    agent, scope = _agent_for(transport, Limits(deadline_s=30))
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_agent(agent, "go", is_complete=lambda: False))
+    assert scope.stop_reason is None
+    assert [e.kind for e in scope.events] == ["ModelCall"]
+
+
+# -- the console and Jupyter ---------------------------------------------------------------
+
+
+def _spawn(args: list[str]) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _read_until(proc: subprocess.Popen[str], marker: str) -> list[str]:
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(marker):
+            return lines
+    pytest.fail(f"the process ended before printing {marker!r}: {lines}")
+
+
+def test_console_sigint_during_a_hanging_run_exits_130() -> None:
+    proc = _spawn([sys.executable, "-m", "labkit", "run", "deadline", "--deadline-s", "30"])
+    try:
+        header = _read_until(proc, "completion:")  # the header is printed when the run starts
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "cancelled by the caller" in err
+    assert "Traceback" not in err
+    assert "status:" not in out and "DeadlineExceeded" not in out + err
+    assert any(line.startswith("limits:") and "deadline_s=30" in line for line in header)
+
+
+_NOTEBOOK_CELL = textwrap.dedent(
+    """
+    import asyncio
+    import labkit
+    from labkit import ChatChunk, Limits, prepare, run
+
+    class Waiting:
+        name = "waiting"
+        cancelled = False
+
+        async def send(self, request):
+            print("ready", flush=True)
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                Waiting.cancelled = True
+                raise
+            yield ChatChunk(text="never")
+
+    async def cell():  # like a notebook cell: sync labkit.run inside a running loop
+        setup = prepare("deadline", limits=Limits(deadline_s=30), transport=Waiting())
+        try:
+            run(setup)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        print(f"transport cancelled={Waiting.cancelled} stop={setup.scope.stop_reason}", flush=True)
+
+    asyncio.new_event_loop().run_until_complete(cell())
+    """
+)
+
+
+def test_interrupting_a_run_inside_a_running_loop_cancels_it() -> None:
+    proc = _spawn([sys.executable, "-c", _NOTEBOOK_CELL])
+    try:
+        _read_until(proc, "ready")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "interrupted" in out
+    assert "transport cancelled=True stop=None" in out  # cancelled at once, not left to its deadline
+
+
+def test_a_body_outliving_its_run_cannot_act_through_the_scope() -> None:
+    release, finished = threading.Event(), threading.Event()
+    late: list[str] = []
+    tools: dict[str, Any] = {}
+
+    def blocking(n: int) -> str:
+        release.wait(10)
+        try:
+            tools["blocking"].invoke({"n": 2})  # the abandoned body tries another attempt
+        except Exception as exc:  # ScopeStateError: the run is over
+            late.append(type(exc).__name__)
+        finished.set()
+        return "late"
+
+    agent, _, scope = build([Call("blocking", {"n": 1}), "never"], {"blocking": blocking}, limits=Limits(deadline_s=DEADLINE_S))
+    tools.update({t.name: t for t in agent.tools})
+    outcome = asyncio.run(go(agent))
+    release.set()
+    assert finished.wait(10)
+    assert late == ["ScopeStateError"]
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert list(scope.events) == list(outcome.events) and scope.usage.tool_calls == 1

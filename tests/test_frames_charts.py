@@ -1,0 +1,124 @@
+"""Teaching helpers (SPEC §8): pandas tables, the counters chart and prediction checks."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import labkit  # noqa: E402
+from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E402
+from labkit.charts import counters_chart  # noqa: E402
+from labkit.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
+
+from support import triples  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repeat() -> labkit.RunOutcome:
+    return labkit.run("repeat", agent="simple")
+
+
+@pytest.fixture(scope="module")
+def complete() -> labkit.RunOutcome:
+    return labkit.run("complete", agent="simple")
+
+
+def test_events_frame_shape(repeat) -> None:
+    frame = events_frame(repeat)
+    assert list(frame.columns) == ["kind", "name", "count"]
+    assert frame.index.name == "step"
+    assert list(frame.index) == list(range(1, len(repeat.events) + 1))
+    assert list(frame.itertuples(index=False, name=None)) == triples(repeat.events)
+
+
+def test_events_frame_holds_no_argument_value() -> None:
+    transport = ScriptedTransport([Call("read_ticket", {"input": 987654}), Call("read_ticket", {"input": 987654})])
+    outcome = labkit.run("complete", agent="simple", transport=transport)
+    assert outcome.status is RunStatus.REPEATED_CALL
+    frame = events_frame(outcome)
+    assert "987654" not in frame.to_csv()
+    assert "987654" not in counters_frame(outcome).to_csv()
+
+
+def test_events_frame_of_no_events() -> None:
+    outcome = labkit.RunOutcome(status=RunStatus.INCOMPLETE, text=None, events=())
+    frame = events_frame(outcome)
+    assert frame.empty
+    assert list(frame.columns) == ["kind", "name", "count"]
+
+
+def test_counters_frame_reads_used_against_limit(repeat) -> None:
+    frame = counters_frame(repeat)
+    assert list(frame.index) == ["model calls", "tool attempts", "attempts per signature"]
+    assert list(frame.columns) == ["used", "limit", "at limit"]
+    limits = Limits()
+    expected = {
+        "model calls": (2, limits.model_calls, False),
+        "tool attempts": (1, limits.tool_calls, False),
+        "attempts per signature": (1, limits.repetitions, True),
+    }
+    assert {k: tuple(v) for k, v in zip(frame.index, frame.itertuples(index=False, name=None), strict=True)} == expected
+
+
+def test_counters_frame_at_a_zero_limit() -> None:
+    outcome = labkit.run("complete", agent="simple", limits=Limits(tool_calls=0))
+    frame = counters_frame(outcome)
+    assert frame.loc["tool attempts", "used"] == 0
+    assert bool(frame.loc["tool attempts", "at limit"])
+
+
+def test_outcomes_frame_side_by_side(repeat, complete) -> None:
+    frame = outcomes_frame({"repeat": repeat, "complete": complete})
+    assert list(frame.index) == ["repeat", "complete"]
+    assert list(frame.columns) == ["status", "ToolCall", "ModelCall", "exit code", "text"]
+    assert frame.loc["repeat"].tolist()[:4] == ["RepeatedCall", 1, 2, 2]
+    assert frame.loc["repeat", "text"] == WITHHELD
+    assert frame.loc["complete"].tolist() == ["Completed", 2, 3, 0, "Review finished."]
+    pairs = outcomes_frame([("a", repeat), ("b", complete)])
+    assert list(pairs.index) == ["a", "b"]
+    pd.testing.assert_frame_equal(pairs.reset_index(drop=True), frame.reset_index(drop=True))
+
+
+def test_counters_chart_has_four_bars(repeat) -> None:
+    fig = counters_chart(repeat)
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert len(ax.patches) == 4
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "model calls",
+        "tool attempts",
+        "attempts per signature",
+        "seconds",
+    ]
+    assert "RepeatedCall" in ax.get_title()
+    assert any(t.get_text() == "1 / 1" for t in ax.texts)
+
+
+def test_counters_chart_title(repeat) -> None:
+    assert counters_chart(repeat, title="mine").axes[0].get_title() == "mine"
+
+
+def test_check_right_prediction(repeat) -> None:
+    result = check(repeat, status="RepeatedCall", tool_calls=1)
+    assert result.right
+    assert "right" in str(result)
+
+
+@pytest.mark.parametrize(("status", "tool_calls"), [("ToolBudget", 1), ("RepeatedCall", 2), ("Completed", 0)])
+def test_check_wrong_prediction(repeat, status: str, tool_calls: int) -> None:
+    result = check(repeat, status=status, tool_calls=tool_calls)
+    assert not result.right
+    assert "not this time" in str(result)
+    assert (result.actual_status, result.actual_tool_calls) == ("RepeatedCall", 1)
+
+
+def test_check_rejects_an_unknown_status(repeat) -> None:
+    with pytest.raises(ValueError) as info:
+        check(repeat, status="Stopped", tool_calls=1)
+    assert "Stopped" in str(info.value)
+    assert all(status.value in str(info.value) for status in RunStatus)

@@ -1,0 +1,408 @@
+"""The live profile, the error map at the transport boundary, and the console's --live (SPEC §6 "Live")."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+openai = pytest.importorskip("openai")
+
+from fake_openai_server import FakeOpenAIServer
+
+import labkit
+from labkit import (
+    EXIT_CONFIG,
+    EXIT_PROTOCOL,
+    EXIT_USAGE,
+    ConfigurationError,
+    Hang,
+    LiveProfile,
+    LiveTransport,
+    ProviderResponseError,
+    ProviderUnavailable,
+    RunStatus,
+)
+from labkit.cli import main
+from labkit.live import DEFAULT_BASE_URL, DEFAULT_MODEL, ERROR_MAP, _row, map_error
+
+SECRET = "sk-labkit-test-5ecret-value-0042"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _transport(url: str, **changes) -> LiveTransport:
+    return LiveTransport(LiveProfile(base_url=url, model="m", max_retries=0, **changes))
+
+
+# -- the profile ----------------------------------------------------------------------
+
+
+def test_defaults_point_at_a_local_server_with_no_key():
+    profile = LiveProfile.load(environ={})
+    assert (profile.base_url, profile.model, profile.api_key_env) == (DEFAULT_BASE_URL, DEFAULT_MODEL, None)
+    assert profile.base_url.startswith("http://localhost:")
+    assert profile.source == "defaults"
+
+
+def test_arguments_beat_environment_beat_file(tmp_path):
+    file = tmp_path / "profile.toml"
+    file.write_text('base_url = "http://file:1/v1"\nmodel = "file-model"\napi_key_env = "FILE_KEY"\nmax_retries = 0\n')
+    env = {"LABKIT_PROFILE": str(file), "LABKIT_MODEL": "env-model"}
+    profile = LiveProfile.load(environ=env, api_key_env="FLAG_KEY")
+    assert profile.base_url == "http://file:1/v1"
+    assert profile.model == "env-model"
+    assert profile.api_key_env == "FLAG_KEY"
+    assert profile.max_retries == 0
+    assert "profile file" in profile.source and "$LABKIT_MODEL" in profile.source and "--api-key-env" in profile.source
+
+
+def test_a_live_table_in_the_file_is_read(tmp_path):
+    file = tmp_path / "p.toml"
+    file.write_text('[live]\nmodel = "qwen2.5"\ntimeout_s = 5\n')
+    profile = LiveProfile.load(file, environ={})
+    assert (profile.model, profile.timeout_s) == ("qwen2.5", 5.0)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("model = ", "not valid TOML"),
+        ('modle = "x"\n', "unknown setting modle"),
+        ("timeout_s = -1\n", "timeout_s"),
+        ('base_url = "localhost:11434"\n', "base_url"),
+    ],
+)
+def test_a_broken_file_names_what_to_fix(tmp_path, content, expected):
+    file = tmp_path / "p.toml"
+    file.write_text(content)
+    with pytest.raises(ConfigurationError, match=expected) as info:
+        LiveProfile.load(file, environ={})
+    assert "\n" not in str(info.value)
+
+
+def test_an_unreadable_file_is_a_configuration_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        LiveProfile.load(tmp_path / "missing.toml", environ={})
+
+
+def test_a_bad_url_from_the_environment_names_the_variable():
+    with pytest.raises(ConfigurationError, match=r"base_url \(from \$LABKIT_BASE_URL\)"):
+        LiveProfile.load(environ={"LABKIT_BASE_URL": "ftp://example/v1"})
+
+
+def test_a_key_pasted_as_the_variable_name_is_refused_without_echoing_it():
+    with pytest.raises(ConfigurationError) as info:
+        LiveProfile.load(environ={}, api_key_env=SECRET)
+    assert SECRET not in str(info.value)
+
+
+def test_a_named_but_unset_key_variable_fails_before_any_call():
+    profile = LiveProfile(api_key_env="LABKIT_TEST_MISSING_KEY")
+    with pytest.raises(ConfigurationError, match=r"\$LABKIT_TEST_MISSING_KEY"):
+        LiveTransport(profile, environ={})
+
+
+def test_the_key_is_sent_but_never_shown():
+    env = {"LABKIT_TEST_KEY": SECRET}
+    with FakeOpenAIServer(labkit.SCENARIOS["complete"].script, api_key=SECRET) as server:
+        profile = LiveProfile(base_url=server.base_url, model="m", api_key_env="LABKIT_TEST_KEY")
+        transport = LiveTransport(profile, environ=env)
+        outcome = labkit.run("complete", transport=transport)
+        headers = set(server.authorizations)
+    assert outcome.status is RunStatus.COMPLETED
+    assert headers == {f"Bearer {SECRET}"}
+    shown = [
+        repr(profile),
+        str(profile),
+        profile.describe(),
+        repr(transport),
+        transport.describe(),
+        outcome.model_dump_json(),
+        repr(outcome),
+    ]
+    assert not any(SECRET in text for text in shown)
+
+
+def test_no_key_named_sends_a_placeholder_and_ignores_openai_variables(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
+    with FakeOpenAIServer(["Review finished."]) as server:
+        outcome = labkit.run("incomplete", transport=_transport(server.base_url))
+        headers = list(server.authorizations)
+    assert outcome.status is RunStatus.INCOMPLETE  # the profile's URL was used, not $OPENAI_BASE_URL
+    assert headers and all(SECRET not in (h or "") for h in headers)
+
+
+# -- the error map ----------------------------------------------------------------------
+
+
+def _subclasses(cls: type) -> set[type]:
+    found: set[type] = set()
+    for sub in cls.__subclasses__():
+        found |= {sub, *_subclasses(sub)}
+    return found
+
+
+def test_every_openai_error_class_is_mapped():
+    classes = _subclasses(openai.OpenAIError) | {openai.OpenAIError}
+    assert openai.APIConnectionError in classes and openai.NotFoundError in classes
+    for cls in classes:
+        row = _row(cls)
+        assert row is not None, f"{cls.__qualname__} has no row in ERROR_MAP"
+        assert issubclass(row[1], labkit.LabkitError)
+        if issubclass(cls, openai.APIError) and cls.__module__.split(".")[0] == "openai":
+            assert row[0] == cls.__name__, f"{cls.__qualname__} (an API error) needs its own row in ERROR_MAP"
+
+
+def test_every_row_maps_an_instance_to_its_labkit_error():
+    profile = LiveProfile(model="m")
+    by_name = {c.__name__: c for c in _subclasses(openai.OpenAIError) | {openai.OpenAIError}}
+    for name, kind, _ in ERROR_MAP:
+        if name not in by_name:  # a row for a class another openai version has
+            continue
+        exc = by_name[name].__new__(by_name[name])
+        Exception.__init__(exc, "boom")
+        mapped = map_error(exc, profile)
+        if name == "APIStatusError":
+            exc.status_code = 503
+            assert isinstance(map_error(exc, profile), ProviderUnavailable)
+            exc.status_code = 405
+            assert isinstance(map_error(exc, profile), ConfigurationError)
+        else:
+            assert type(mapped) is kind, name
+
+
+def test_an_http_layer_error_below_the_client_is_mapped_too():
+    profile = LiveProfile(model="m")
+    assert isinstance(map_error(ConnectionResetError("reset"), profile), ProviderUnavailable)
+    assert isinstance(map_error(ValueError("bad json"), profile), ProviderResponseError)
+
+
+def test_connection_refused_is_provider_unavailable_naming_the_url():
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    transport = _transport(url)
+    outcome = labkit.run("complete", transport=transport)
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE and outcome.exit_code == 2
+    assert [e.kind for e in outcome.events] == ["ModelCall", "ProviderUnavailable"]
+    assert url in str(transport.last_error) and "connection refused" in str(transport.last_error)
+    assert isinstance(transport.last_error.__cause__, openai.APIConnectionError)
+
+
+def test_a_dns_failure_is_provider_unavailable():
+    transport = _transport("http://labkit-no-such-host.invalid/v1")
+    outcome = labkit.run("complete", transport=transport)
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
+    assert "labkit-no-such-host.invalid" in str(transport.last_error)
+
+
+def test_a_client_timeout_is_provider_unavailable():
+    with FakeOpenAIServer([Hang()]) as server:
+        transport = _transport(server.base_url, timeout_s=0.2)
+        outcome = labkit.run("complete", transport=transport, limits=labkit.Limits(deadline_s=30))
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
+    assert "no answer within 0.2 s" in str(transport.last_error)
+    assert isinstance(transport.last_error.__cause__, openai.APITimeoutError)
+
+
+def _error_body(status: int):
+    return lambda body: (status, {"error": {"message": f"status {status} from the fake server", "type": "x"}})
+
+
+@pytest.mark.parametrize(
+    ("status", "openai_class"),
+    [
+        (500, "InternalServerError"),
+        (503, "InternalServerError"),
+        (429, "RateLimitError"),
+        (409, "ConflictError"),
+        (408, "APIStatusError"),
+    ],
+)
+def test_retried_statuses_are_provider_unavailable_after_the_retries(status, openai_class):
+    with FakeOpenAIServer(reply=_error_body(status)) as server:
+        transport = LiveTransport(LiveProfile(base_url=server.base_url, model="m", max_retries=1))
+        outcome = labkit.run("complete", transport=transport)
+        attempts = len(server.requests)
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
+    assert attempts == 2  # the first attempt and one client retry; still one ModelCall
+    assert outcome.count("ModelCall") == 1
+    assert f"HTTP {status}" in str(transport.last_error) and server.base_url in str(transport.last_error)
+    assert type(transport.last_error.__cause__).__name__ == openai_class
+
+
+@pytest.mark.parametrize(
+    ("status", "openai_class", "names"),
+    [
+        (400, "BadRequestError", "tool calling"),
+        (401, "AuthenticationError", "--api-key-env"),
+        (403, "PermissionDeniedError", "403"),
+        (404, "NotFoundError", "model 'm' was not found"),
+        (422, "UnprocessableEntityError", "422"),
+        (405, "APIStatusError", "405"),
+    ],
+)
+def test_refusals_are_configuration_errors_naming_what_to_fix(status, openai_class, names):
+    with FakeOpenAIServer(reply=_error_body(status)) as server:
+        transport = _transport(server.base_url)
+        with pytest.raises(ConfigurationError, match=names) as info:
+            labkit.run("complete", transport=transport)
+    assert type(info.value.__cause__).__name__ == openai_class
+    assert server.base_url in str(info.value)
+
+
+def test_a_refused_key_names_the_key_variable():
+    with FakeOpenAIServer(api_key="right") as server:
+        transport = LiveTransport(
+            LiveProfile(base_url=server.base_url, model="m", api_key_env="LABKIT_K"), environ={"LABKIT_K": SECRET}
+        )
+        with pytest.raises(ConfigurationError, match=r"\$LABKIT_K") as info:
+            labkit.run("complete", transport=transport)
+    assert SECRET not in str(info.value)
+
+
+def test_an_unknown_model_names_the_model():
+    match = "model 'qwen-missing' was not found"
+    with FakeOpenAIServer(model="llama3.2") as server, pytest.raises(ConfigurationError, match=match):
+        labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=server.base_url, model="qwen-missing")))
+
+
+_NAMELESS_CALL = {"id": "x", "type": "function", "function": {"arguments": "{}"}}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        (b"<html>not an API</html>", "could not be read|without a single chunk"),
+        ({"choices": []}, "no choices|without a single chunk"),
+        (
+            {"choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [_NAMELESS_CALL]}}]},
+            "no function name|without a single chunk",
+        ),
+    ],
+    ids=["not-json", "no-choices", "call-without-name"],
+)
+def test_a_malformed_answer_is_a_provider_response_error(payload, detail, stream):
+    with FakeOpenAIServer(reply=lambda body: (200, payload)) as server:
+        with pytest.raises(ProviderResponseError, match=detail) as info:
+            labkit.run("complete", transport=_transport(server.base_url), stream=stream)
+    assert server.base_url in str(info.value)
+
+
+def test_a_streamed_tool_call_without_a_name_is_a_provider_response_error():
+    event = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"tool_calls": [{"index": 0, "id": "x", "function": {"arguments": "{}"}}]},
+                "finish_reason": None,
+            }
+        ],
+    }
+    stream = b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n"
+    with FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server:
+        with pytest.raises(ProviderResponseError, match="streamed tool call 0 has no function name"):
+            labkit.run("complete", transport=_transport(server.base_url), stream=True)
+
+
+def test_an_error_event_in_a_stream_is_a_provider_response_error():
+    stream = b'data: {"error": {"message": "model crashed", "type": "server_error"}}\n\n'
+    with FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server:
+        with pytest.raises(ProviderResponseError, match="model crashed") as info:
+            labkit.run("complete", transport=_transport(server.base_url), stream=True)
+    assert type(info.value.__cause__) is openai.APIError
+
+
+# -- the console ------------------------------------------------------------------------
+
+
+def test_console_live_run_shows_the_profile_not_the_key(capsys, monkeypatch):
+    monkeypatch.setenv("LABKIT_TEST_KEY", SECRET)
+    with FakeOpenAIServer(labkit.SCENARIOS["complete"].script, api_key=SECRET) as server:
+        code = main(
+            [
+                "run",
+                "complete",
+                "--live",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake",
+                "--api-key-env",
+                "LABKIT_TEST_KEY",
+            ]
+        )
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert f"transport: live, model fake at {server.base_url}, key from $LABKIT_TEST_KEY" in out
+    assert "status: Completed (exit 0)" in out
+    assert SECRET not in out + err
+
+
+def test_console_live_closed_port_exits_2_with_the_url(capsys):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    code = main(["run", "complete", "--live", "--base-url", url, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 2 and data["status"] == "ProviderUnavailable"
+    assert url in data["hint"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--live", "--base-url", "localhost"],
+        ["--live", "--api-key-env", "LABKIT_TEST_UNSET_KEY"],
+        ["--live", "--profile", "/nonexistent/labkit-profile.toml"],
+    ],
+)
+def test_console_configuration_errors_exit_78_with_one_line(capsys, monkeypatch, argv):
+    monkeypatch.delenv("LABKIT_TEST_UNSET_KEY", raising=False)
+    code = main(["run", "complete", *argv])
+    out, err = capsys.readouterr()
+    assert code == EXIT_CONFIG == 78
+    assert out == "" and err.count("\n") == 1 and err.startswith("labkit run: ")
+
+
+def test_console_model_not_found_exits_78(capsys):
+    with FakeOpenAIServer(model="present") as server:
+        code = main(["run", "complete", "--live", "--base-url", server.base_url, "--model", "absent"])
+    err = capsys.readouterr().err
+    assert code == 78 and "'absent'" in err and err.count("\n") == 1
+
+
+def test_console_malformed_answer_exits_76(capsys):
+    with FakeOpenAIServer(reply=lambda body: (200, {"choices": []})) as server:
+        code = main(["run", "complete", "--live", "--base-url", server.base_url])
+    assert code == EXIT_PROTOCOL == 76
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_console_profile_flags_need_live(capsys):
+    assert main(["run", "complete", "--model", "x"]) == EXIT_USAGE
+    assert "--model only apply with --live" in capsys.readouterr().err
+
+
+def test_console_exit_codes_are_distinct():
+    assert len({0, 2, labkit.EXIT_CANCELLED, EXIT_USAGE, EXIT_CONFIG, EXIT_PROTOCOL}) == 6
+
+
+def test_import_and_console_stay_free_of_openai_and_opentelemetry():
+    code = (
+        "import sys, labkit, labkit.cli, labkit.live, labkit.telemetry\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'opentelemetry', 'pandas', 'httpx'))\n"
+        "print(heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

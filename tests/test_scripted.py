@@ -1,0 +1,164 @@
+"""The scripted transport (SPEC §6): steps, script shapes, hangs and failures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from labkit import (
+    Call,
+    ChatRequest,
+    Fail,
+    Hang,
+    Message,
+    ProviderUnavailable,
+    Say,
+    ScriptedTransport,
+    ScriptExhausted,
+    Transport,
+    assemble,
+)
+
+from support import asynctest
+
+REQUEST = ChatRequest(messages=(Message.user("hi"),))
+STREAM = REQUEST.model_copy(update={"stream": True})
+
+
+async def _reply(transport: ScriptedTransport, request: ChatRequest = REQUEST) -> Message:
+    return await assemble(transport.send(request))
+
+
+def test_it_is_a_transport() -> None:
+    transport = ScriptedTransport(["x"])
+    assert isinstance(transport, Transport)
+    assert transport.name == "scripted"
+
+
+@asynctest
+async def test_text_steps_give_text_messages() -> None:
+    transport = ScriptedTransport(["plain", Say("said")])
+    first, second = await _reply(transport), await _reply(transport)
+    assert (first.role, first.text, first.tool_calls) == ("assistant", "plain", ())
+    assert (second.text, second.tool_calls) == ("said", ())
+
+
+@asynctest
+async def test_a_call_step_gives_a_tool_call_with_json_text_arguments() -> None:
+    transport = ScriptedTransport([Call("read_ticket", {"input": 42}), Call("read_ticket", {"input": 7}, id="mine")])
+    first, second = await _reply(transport), await _reply(transport)
+    assert first.text is None
+    (call,) = first.tool_calls
+    assert (call.id, call.name) == ("call-1", "read_ticket")
+    assert isinstance(call.arguments, str)
+    assert json.loads(call.arguments) == {"input": 42}
+    assert second.tool_calls[0].id == "mine"
+
+
+@asynctest
+async def test_raw_text_arguments_are_sent_as_is() -> None:
+    transport = ScriptedTransport([Call("read_ticket", '{"input": oops')])
+    assert (await _reply(transport)).tool_calls[0].arguments == '{"input": oops'
+
+
+@asynctest
+async def test_a_list_of_calls_is_one_reply_with_several_calls() -> None:
+    transport = ScriptedTransport(["first", [Call("a", {"x": 1}), Call("b", {"y": "z"})]])
+    await _reply(transport)
+    reply = await _reply(transport)
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
+        ("call-2-1", "a", {"x": 1}),
+        ("call-2-2", "b", {"y": "z"}),
+    ]
+
+
+@asynctest
+async def test_streaming_splits_text_and_sends_calls_whole() -> None:
+    transport = ScriptedTransport([Say("one two three"), Say("abcdef", chunks=3), Call("a", {"x": 1})])
+    words = [c.text async for c in transport.send(STREAM)]
+    assert words == ["one ", "two ", "three"]
+    pieces = [c.text async for c in transport.send(STREAM)]
+    assert pieces == ["ab", "cd", "ef"]
+    chunks = [c async for c in transport.send(STREAM)]
+    assert [len(c.tool_calls) for c in chunks] == [1]
+
+
+@asynctest
+async def test_a_non_streaming_request_gets_exactly_one_chunk() -> None:
+    transport = ScriptedTransport([Say("one two three")])
+    chunks = [c async for c in transport.send(REQUEST)]
+    assert [c.text for c in chunks] == ["one two three"]
+
+
+@asynctest
+async def test_a_list_script_that_runs_out_names_the_counts() -> None:
+    transport = ScriptedTransport(["only"])
+    await _reply(transport)
+    with pytest.raises(ScriptExhausted) as info:
+        await _reply(transport)
+    assert "1 step" in str(info.value)
+    assert "call 2" in str(info.value)
+    assert transport.calls == 2
+
+
+@asynctest
+async def test_a_function_script_gets_the_call_number_and_request() -> None:
+    seen: list[tuple[int, ChatRequest]] = []
+
+    def script(number: int, request: ChatRequest) -> object:
+        seen.append((number, request))
+        return Call("read_ticket", {"input": number})
+
+    transport = ScriptedTransport(script)
+    replies = [await _reply(transport) for _ in range(3)]
+    assert [json.loads(r.tool_calls[0].arguments) for r in replies] == [{"input": 1}, {"input": 2}, {"input": 3}]
+    assert [n for n, _ in seen] == [1, 2, 3]
+    assert all(r is REQUEST for _, r in seen)
+    assert transport.requests == [REQUEST] * 3
+
+
+@asynctest
+async def test_hang_only_ends_by_cancellation() -> None:
+    transport = ScriptedTransport([Hang()])
+    task = asyncio.ensure_future(_reply(transport))
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert transport.calls == 1
+
+
+@pytest.mark.parametrize("error", [ConnectionError("refused"), ConnectionRefusedError("nobody home")])
+@asynctest
+async def test_a_connection_error_becomes_provider_unavailable(error: ConnectionError) -> None:
+    transport = ScriptedTransport([Fail(error)])
+    with pytest.raises(ProviderUnavailable) as info:
+        await _reply(transport)
+    assert info.value.__cause__ is error
+
+
+@pytest.mark.parametrize("error", [ValueError("bad"), RuntimeError("boom"), KeyError("k")])
+@asynctest
+async def test_other_failures_propagate_unchanged(error: Exception) -> None:
+    transport = ScriptedTransport([Fail(error)])
+    with pytest.raises(type(error)) as info:
+        await _reply(transport)
+    assert info.value is error
+
+
+@pytest.mark.parametrize("script", ["Review finished.", b"bytes", 42, None, {1, 2}])
+def test_a_script_of_the_wrong_type_is_a_type_error(script: object) -> None:
+    with pytest.raises(TypeError, match="script"):
+        ScriptedTransport(script)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("step", [42, None, [], ["text"], Message.user("x")])
+@asynctest
+async def test_a_step_of_the_wrong_type_is_a_type_error(step: object) -> None:
+    transport = ScriptedTransport([step])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="step"):
+        await _reply(transport)

@@ -1,0 +1,134 @@
+"""The generated parts of the workbook are current, and the generators do what they say.
+
+* ``scripts/build_navigation.py --check``: the navigation cells and notebooks/00_contents.md.
+* ``scripts/build_workbook.py --check``: the learner edition in workbook/.
+Both exit non-zero when a run would change a file; the tests below also prove that on a copy.
+"""
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ROOT / "scripts"
+
+
+def load(name: str):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / script), *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+
+
+@pytest.mark.parametrize("script", ["build_navigation.py", "build_workbook.py"])
+def test_generated_files_are_current(script):
+    result = run(script, "--check")
+    assert result.returncode == 0, f"run `python scripts/{script}` and commit:\n{result.stdout}"
+
+
+@pytest.fixture
+def copy_root(tmp_path):
+    for folder in ("notebooks", "workbook"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    return tmp_path
+
+
+def test_check_mode_reports_a_stale_copy_and_a_rebuild_fixes_it(copy_root):
+    chapter = copy_root / "notebooks" / "02_choosing_the_runtime.ipynb"
+    nb = nbformat.read(chapter, as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace("Choosing the runtime", "Picking a runtime", 1)
+    nbformat.write(nb, chapter)
+
+    nav = run("build_navigation.py", "--check", "--root", str(copy_root))
+    assert nav.returncode == 1
+    assert "notebooks/00_contents.md" in nav.stdout and "01_a_loop_needs_an_owner.ipynb" in nav.stdout
+    book = run("build_workbook.py", "--check", "--root", str(copy_root))
+    assert book.returncode == 1 and "workbook/02_choosing_the_runtime.ipynb" in book.stdout
+
+    assert run("build_navigation.py", "--root", str(copy_root)).returncode == 0
+    assert run("build_workbook.py", "--root", str(copy_root)).returncode == 0
+    assert run("build_navigation.py", "--check", "--root", str(copy_root)).returncode == 0
+    assert run("build_workbook.py", "--check", "--root", str(copy_root)).returncode == 0
+    assert "Picking a runtime" in (copy_root / "notebooks" / "00_contents.md").read_text()
+    assert "Picking a runtime" in (copy_root / "workbook" / "README.md").read_text()
+
+
+def test_check_mode_reports_a_missing_navigation_cell(copy_root):
+    chapter = copy_root / "notebooks" / "05_repetition_vs_progress.ipynb"
+    nb = nbformat.read(chapter, as_version=4)
+    nb.cells = [c for c in nb.cells if c.get("id") != "navigation"]
+    nbformat.write(nb, chapter)
+    result = run("build_navigation.py", "--check", "--root", str(copy_root))
+    assert result.returncode == 1 and "05_repetition_vs_progress.ipynb" in result.stdout
+
+
+def test_scaffold_keeps_names_and_hides_values():
+    book = load("build_workbook")
+    source = 'my_status = "RepeatedCall"   # why\nmy_tool_calls = (\n    1\n)'
+    assert book.scaffold(source) == "my_status = ...  # your guess\nmy_tool_calls = ...  # your guess"
+    with pytest.raises(SystemExit):
+        book.scaffold("print('no guess here')")
+
+
+def chapters(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_outputs():
+    assert [p.name for p in chapters("workbook")] == [p.name for p in chapters("notebooks")]
+    for reference, learner in zip(chapters("notebooks"), chapters("workbook"), strict=True):
+        ref = nbformat.read(reference, as_version=4)
+        book = nbformat.read(learner, as_version=4)
+        solutions = [c.source for c in ref.cells if "solution" in c.metadata.get("tags", [])]
+        hints = [c.source for c in book.cells if c.cell_type == "markdown" and c.source.startswith("<details>")]
+        assert solutions, f"{reference.name} has no predict cell"
+        assert len(hints) == len(solutions)
+        for solution, hint in zip(solutions, hints, strict=True):
+            assert solution in hint and "<summary>Hint</summary>" in hint
+        for cell in book.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, learner.name
+                assert "solution" not in cell.metadata.get("tags", [])
+        guesses = [c.source for c in book.cells if "guess" in c.metadata.get("tags", [])]
+        assert all(line.endswith("= ...  # your guess") for g in guesses for line in g.splitlines())
+        assert "[Contents](README.md)" in book.cells[-1].source
+
+
+def test_every_chapter_has_the_required_shape():
+    for path in chapters("notebooks"):
+        nb = nbformat.read(path, as_version=4)
+        cells = nb.cells
+        assert cells[0].source.startswith("# Chapter ") and "**What you will learn**" in cells[0].source
+        code = [c for c in cells if c.cell_type == "code"]
+        assert "import labkit" in code[0].source
+        assert sum("import labkit" in c.source for c in code) == 1, f"{path.name}: imports in one cell"
+        text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+        for heading in ("## Recap", "## Questions", "## Going further", "## Explore"):
+            assert heading in text, f"{path.name}: missing {heading}"
+        panels = [c for c in code if "explorer(" in c.source]
+        assert len(panels) == 1 and panels[0].source.startswith("# NBVAL_IGNORE_OUTPUT")
+        # every check follows a predict cell, with no other check in between
+        waiting = False
+        for c in code:
+            if "solution" in c.metadata.get("tags", []):
+                waiting = True
+            elif "labkit.check(" in c.source or "labkit.compare(" in c.source:
+                assert waiting, f"{path.name}: a check cell without a predict cell before it"
+                waiting = False
+        assert not waiting, f"{path.name}: a predict cell that is never checked"
+        assert cells[-1].get("id") == "navigation"
