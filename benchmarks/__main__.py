@@ -263,7 +263,7 @@ def render(rows, guard, scale, cold, notebooks, versions, machine, command, elap
             "iterated again, which made the garbage collector walk them (~30 % of what remained); signatures and "
             "keyword arguments went through `model_dump`/`dict(model)`; every control event was validated anew; "
             "every tool re-read its body's docstring; the scripted transport built a throwaway message per call; the "
-            "system and user messages were rebuilt per run. A complete run went from ~650 µs to ~90 µs.", "",
+            "system and user messages were rebuilt per run. A complete run went from ~650 µs to ~90-100 µs.", "",
             "What remains is spread thin, with no single hot spot: about 30 small pydantic validations per run "
             "(messages, chunks, requests, tool calls, tool specs, the outcome; ~1 µs each), two argument bindings "
             "and two signatures (~3 µs per tool call), the scripted transport's JSON encoding and async generator "
