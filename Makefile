@@ -10,7 +10,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab test install notebooks clean
+.PHONY: lab test install notebooks bench clean
 
 install: $(STAMP)
 
@@ -27,6 +27,11 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
 	$(BIN)/python -m pytest workbook $(NBVAL_LAX)
+
+# Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m benchmarks
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
 # outputs, and regenerate the learner edition in workbook/.

@@ -24,6 +24,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -164,8 +165,8 @@ class SimpleAgent:
             ProviderUnavailable: the transport could not reach its endpoint.
             asyncio.CancelledError: the run was cancelled.
         """
-        transcript.append(Message.system(self.instructions))
-        transcript.append(Message.user(prompt))
+        transcript.append(_system_message(self.instructions))
+        transcript.append(_user_message(prompt))
         for _ in range(self.max_iterations):
             request = ChatRequest(
                 messages=tuple(transcript),
@@ -242,6 +243,11 @@ class SimpleAgent:
             raise halt
 
 
+# Messages are frozen values: the same instructions and prompt, run after run, can share one.
+_system_message = lru_cache(maxsize=64)(Message.system)
+_user_message = lru_cache(maxsize=64)(Message.user)
+
+
 def _repeated_ids(calls: Sequence[ToolCall]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for call in calls:
@@ -296,6 +302,10 @@ class HarnessCapabilities(BaseModel):
         return [f"{name}={'on' if value else 'off'}" for name, value in self]
 
 
+_DEFAULT_CAPABILITIES = HarnessCapabilities()
+"""The only composition labkit supports (frozen, so every harness can share it)."""
+
+
 class HarnessAgent(SimpleAgent):
     """The same loop composed with an explicit, printed capability list (all optional ones off).
 
@@ -316,7 +326,7 @@ class HarnessAgent(SimpleAgent):
         **options: Any,
     ) -> None:
         super().__init__(client, tools, **options)
-        self.capabilities = capabilities or HarnessCapabilities()
+        self.capabilities = capabilities or _DEFAULT_CAPABILITIES
 
     def describe(self) -> list[str]:
         return super().describe() + ["harness capabilities: " + ", ".join(self.capabilities.lines())]

@@ -83,9 +83,14 @@ async def run_agent(
     deadline: asyncio.TimerHandle | None = None
     try:
         async with timeout:
-            context_token = scope._enter_run(loop, expire_now)
+            scope._enter_run(loop, expire_now)
+            # Schedule the deadline before the run's context variable is set: a cancelled
+            # timer handle stays in the loop's heap for a while with the context it was
+            # scheduled in, and that context must not keep the finished run (scope, events,
+            # tools) alive.
+            deadline = loop.call_later(scope.remaining_s(), deadline_reached)
+            context_token = _current_scope.set(scope)
             try:
-                deadline = loop.call_later(scope.remaining_s(), deadline_reached)
                 text = await agent.respond(prompt, transcript)
                 scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
             finally:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -102,6 +103,12 @@ class Usage(NamedTuple):
     """The highest attempt count of any one signature."""
     elapsed_s: float
     """Seconds since the scope started (0.0 before it starts)."""
+
+
+@lru_cache(maxsize=4096)
+def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
+    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable."""
+    return ControlEvent(kind=kind, name=name, count=count)
 
 
 class _State(Enum):
@@ -357,7 +364,7 @@ class ExecutionScope:
                     )
                 )
             self._model_calls += 1
-            self._events.append(ControlEvent(kind=EventKind.MODEL_CALL, name="model", count=self._model_calls))
+            self._events.append(_event(EventKind.MODEL_CALL, "model", self._model_calls))
             return self._model_calls
 
     def observe_middleware(self, name: str) -> None:
@@ -365,7 +372,7 @@ class ExecutionScope:
         with self._lock:
             self._check_locked()
             self._middleware_seen += 1
-            self._events.append(ControlEvent(kind=EventKind.MIDDLEWARE, name=name, count=self._middleware_seen))
+            self._events.append(_event(EventKind.MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
         with self._lock:
@@ -376,7 +383,7 @@ class ExecutionScope:
                     self._halt_locked(stop)
             self._tool_calls += 1
             self._signatures[key] = self._signatures.get(key, 0) + 1
-            self._events.append(ControlEvent(kind=EventKind.TOOL_CALL, name=tool.name, count=self._tool_calls))
+            self._events.append(_event(EventKind.TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
     # -- stopping -------------------------------------------------------------------
@@ -421,14 +428,14 @@ class ExecutionScope:
         self._deadline_at = self._started_at + self.limits.deadline_s
         self._state = _State.RUNNING
 
-    def _enter_run(self, loop: asyncio.AbstractEventLoop, expire: Callable[[], None]) -> contextvars.Token:
+    def _enter_run(self, loop: asyncio.AbstractEventLoop, expire: Callable[[], None]) -> None:
+        """Start the run; the runner then sets ``_current_scope`` (after scheduling its deadline)."""
         with self._lock:
             if self._run_expire is not None or self._state is _State.FINISHED:
                 raise ScopeStateError("a scope serves exactly one run; make a new scope for a new run")
             if self._state is _State.READY:
                 self._start_locked()
             self._run_loop, self._run_expire = loop, expire
-        return _current_scope.set(self)
 
     def _finish(self) -> None:
         with self._lock:
@@ -483,16 +490,20 @@ class GuardedTool:
         self._body = body
         self.name = name
         self.capability = capability
-        self.description = description or inspect.getdoc(body) or name
         self.arguments_model, self._token_param = _arguments_model(body, name)
-        self._is_async = inspect.iscoroutinefunction(body)
+        doc, self._is_async = _body_facts(body)
+        self.description = description or doc or name
 
     def __repr__(self) -> str:
         return f"<GuardedTool {self.name!r} needs {self.capability!r}>"
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the tool's arguments (an object), as shown to a model."""
-        return self.arguments_model.model_json_schema()
+        """The JSON Schema of the tool's arguments (an object), as shown to a model.
+
+        Returns a fresh dict on every call (built from a per-model cached text:
+        generating a schema costs about 0.5 ms, decoding the cached text a few µs).
+        """
+        return json.loads(_schema_text(self.arguments_model))
 
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
         """Bind raw arguments (a JSON object text or a mapping) to the declared types.
@@ -536,8 +547,8 @@ class GuardedTool:
         """
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, self._signature(bound))
-        kwargs = dict(bound)
+        key, kwargs = self._key_and_kwargs(bound)
+        scope._admit(self, key)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         if self._is_async:
@@ -546,6 +557,14 @@ class GuardedTool:
             result = await _run_in_daemon_thread(self._body, kwargs)
         self._check_after_body()
         return result
+
+    def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
+        """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
+        kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
+        for value in kwargs.values():
+            if type(value) not in _JSON_AS_IS:  # a value model_dump(mode="json") may convert (or find too deep)
+                return self._signature(bound), kwargs
+        return signature(self.name, kwargs), kwargs  # model_dump(mode="json") would return these values unchanged
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
@@ -557,8 +576,8 @@ class GuardedTool:
             return _run_coroutine_blocking(self.ainvoke(arguments))
         bound = self.bind(arguments)
         scope = self._scope
-        scope._admit(self, self._signature(bound))
-        kwargs = dict(bound)
+        key, kwargs = self._key_and_kwargs(bound)
+        scope._admit(self, key)
         if self._token_param is not None:
             kwargs[self._token_param] = scope._token
         result = self._body(**kwargs)
@@ -579,6 +598,9 @@ class GuardedTool:
 
 
 # -- binding --------------------------------------------------------------------------
+
+_JSON_AS_IS = frozenset({str, int, bool, type(None)})
+"""Bound values whose JSON dump is the value itself (floats go through model_dump, which writes non-finite ones as constants)."""
 
 
 def _reject_bool(value: Any) -> Any:
@@ -633,6 +655,27 @@ def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple
 _cached_model = lru_cache(maxsize=512)(_build_model)
 
 
+def _body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
+    """``(docstring, is_async)`` of a body, looked up once per function (bound methods share it)."""
+    body = getattr(body, "__func__", body)
+    try:
+        return _cached_body_facts(body)
+    except TypeError:  # unhashable callable
+        return _read_body_facts(body)
+
+
+def _read_body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
+    return inspect.getdoc(body), inspect.iscoroutinefunction(body)
+
+
+_cached_body_facts = lru_cache(maxsize=512)(_read_body_facts)
+
+
+@lru_cache(maxsize=512)
+def _schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema())
+
+
 def _describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False):
@@ -645,10 +688,7 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+    return asyncio.events._get_running_loop()  # None outside a running loop (no exception to raise and catch)
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:

@@ -27,8 +27,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .chat import ChatChunk, ChatRequest, Message, ToolCall
+from .chat import ChatChunk, ChatRequest, ToolCall
 from .errors import ProviderUnavailable, ScriptExhausted
+
+_encode = json.JSONEncoder().encode  # json.dumps(value) with its defaults, without re-checking them per call
 
 __all__ = ["Call", "Fail", "Hang", "Say", "Script", "ScriptedTransport", "Step"]
 
@@ -63,7 +65,7 @@ class Call:
         """The arguments as the JSON text a model would send."""
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps(dict(self.arguments))
+        return _encode(self.arguments if type(self.arguments) is dict else dict(self.arguments))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +145,13 @@ class ScriptedTransport:
             if isinstance(step.error, ConnectionError):
                 raise ProviderUnavailable(f"scripted transport: {step.error}") from step.error
             raise step.error
-        message = _message(step, self.calls)
+        text, tool_calls = _reply(step, self.calls)
         if not request.stream:
-            yield ChatChunk(text=message.text or "", tool_calls=message.tool_calls)
+            yield ChatChunk(text=text, tool_calls=tool_calls)
             return
-        for piece in _pieces(step, message.text or ""):
+        for piece in _pieces(step, text):
             yield ChatChunk(text=piece)
-        for call in message.tool_calls:
+        for call in tool_calls:
             yield ChatChunk(tool_calls=(call,))
 
 
@@ -161,18 +163,19 @@ def _check_step(step: object, number: int) -> None:
     raise TypeError(f"step {number} is not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
 
 
-def _message(step: Step, number: int) -> Message:
+def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
+    """The text and tool calls a step answers with (no intermediate message is built)."""
     if isinstance(step, str):
-        return Message.assistant(step)
+        return step, ()
     if isinstance(step, Say):
-        return Message.assistant(step.text)
+        return step.text, ()
     if isinstance(step, Call):
-        return Message.assistant(None, (ToolCall(id=step.id or f"call-{number}", name=step.name, arguments=step.text()),))
+        return "", (ToolCall(id=step.id or f"call-{number}", name=step.name, arguments=step.text()),)
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         calls = tuple(
             ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(step, 1)
         )
-        return Message.assistant(None, calls)
+        return "", calls
     raise TypeError(f"not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
 
 

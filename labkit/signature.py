@@ -24,6 +24,7 @@ import json
 import math
 from collections.abc import Mapping
 from decimal import Decimal
+from json.encoder import encode_basestring
 
 __all__ = ["NonFiniteNumber", "canonical", "signature"]
 
@@ -32,6 +33,7 @@ class NonFiniteNumber(ValueError):
     """A NaN or infinite number has no canonical text (it is not an exact decimal)."""
 
 _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
+_encode_str = encode_basestring  # what _dumps_str does for a str, without the method's dispatch
 
 
 def _number(value: int | float) -> str:
@@ -75,6 +77,13 @@ def canonical(value: object) -> str:
         TypeError: a value that is not JSON-shaped (e.g. a set or an object).
         NonFiniteNumber: a NaN or infinite float anywhere in the value.
     """
+    kind = type(value)  # exact-type dispatch first: the common cases skip the isinstance chain
+    if kind is str:
+        return _encode_str(value)  # type: ignore[arg-type]
+    if kind is int:
+        return _number(value)  # type: ignore[arg-type]
+    if kind is dict:
+        return "{" + ",".join(_dumps_str(k) + ":" + canonical(v) for k, v in sorted(value.items())) + "}"  # type: ignore[attr-defined]
     if value is None:
         return "null"
     if value is True:

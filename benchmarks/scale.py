@@ -1,0 +1,138 @@
+"""Scale: many concurrent runs in one loop, and one scope hammered by many threads.
+
+``python -m benchmarks.scale [--runs N] [--threads T] [--calls C]`` prints one JSON line.
+
+* ``runs``: N ``complete`` runs (half harness, half simple) started together with
+  ``asyncio.gather``, each with its own scope. The transport yields to the loop before
+  every model call, so the runs really interleave. Every run must end ``Completed``
+  with exactly 3 ``ModelCall`` and 2 ``ToolCall`` events, both bodies entered once and
+  3 calls reaching its transport; any other run is counted as miscounted.
+* ``threads``: T threads call one guarded sync tool of one scope C times each
+  (``tool.invoke``, distinct arguments), with a tool budget of exactly T * C. Every
+  call must be admitted, the body entered T * C times, the ToolCall counts must be
+  1..T*C in order, and one more call must halt with ``ToolBudget``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator
+
+import labkit
+from labkit import ChatChunk, ChatRequest, RunStatus
+
+
+class YieldingTransport:
+    """Delegates to a scripted transport, yielding to the event loop before each model call."""
+
+    name = "scripted"
+
+    def __init__(self, inner: labkit.ScriptedTransport) -> None:
+        self.inner = inner
+
+    @property
+    def calls(self) -> int:
+        return self.inner.calls
+
+    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        await asyncio.sleep(0)
+        async for chunk in self.inner.send(request):
+            yield chunk
+
+
+def _correct(setup: labkit.Setup, outcome: labkit.RunOutcome) -> bool:
+    return (
+        outcome.status is RunStatus.COMPLETED
+        and outcome.count("ModelCall") == 3
+        and outcome.count("ToolCall") == 2
+        and setup.task.entries == {"read_ticket": 1, "finish_review": 1}
+        and setup.transport.calls == 3
+    )
+
+
+async def concurrent_runs(n: int) -> dict[str, float]:
+    scenario = labkit.SCENARIOS["complete"]
+    start = time.perf_counter()
+    setups = [
+        labkit.prepare(scenario, agent="harness" if i % 2 == 0 else "simple", transport=YieldingTransport(scenario.transport()))
+        for i in range(n)
+    ]
+    prepared = time.perf_counter()
+    outcomes = await asyncio.gather(*(s.arun() for s in setups))
+    done = time.perf_counter()
+    miscounted = sum(1 for s, o in zip(setups, outcomes, strict=True) if not _correct(s, o))
+    return {
+        "runs": n,
+        "miscounted": miscounted,
+        "prepare_s": prepared - start,
+        "run_s": done - prepared,
+        "runs_per_s": n / (done - start),
+        "runs_per_s_excluding_prepare": n / (done - prepared),
+    }
+
+
+def hammer(threads: int, calls: int) -> dict[str, float]:
+    budget = threads * calls
+    entered = 0
+    lock = threading.Lock()
+
+    def body(input: int) -> int:
+        nonlocal entered
+        with lock:
+            entered += 1
+        return input
+
+    scope = labkit.ExecutionScope(labkit.Limits(tool_calls=budget, repetitions=1, deadline_s=3600), {"x"})
+    tool = scope.tool("work", "x", body)
+    failures: list[BaseException] = []
+    barrier = threading.Barrier(threads + 1)
+
+    def worker(index: int) -> None:
+        barrier.wait()
+        try:
+            for j in range(calls):
+                tool.invoke({"input": index * calls + j})
+        except BaseException as exc:  # reported below, never swallowed
+            failures.append(exc)
+
+    pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for t in pool:
+        t.join()
+    elapsed = time.perf_counter() - start
+    try:
+        tool.invoke({"input": -1})
+        extra_halted = False
+    except labkit.RunHalted as halt:
+        extra_halted = halt.reason is labkit.StopReason.TOOL_BUDGET
+    counts = [e.count for e in scope.events if e.kind == "ToolCall"]
+    exact = not failures and entered == budget and counts == list(range(1, budget + 1)) and extra_halted
+    return {
+        "threads": threads,
+        "calls": budget,
+        "exact": exact,
+        "failures": len(failures),
+        "seconds": elapsed,
+        "guarded_calls_per_s": budget / elapsed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale")
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, default=32)
+    parser.add_argument("--calls", type=int, default=2_000, help="guarded calls per thread")
+    args = parser.parse_args()
+    result = {"concurrent": asyncio.run(concurrent_runs(args.runs)), "threads": hammer(args.threads, args.calls)}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

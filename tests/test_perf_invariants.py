@@ -1,0 +1,264 @@
+"""Behaviour the performance work must not change (issue 6).
+
+Every optimisation of the hot path (cached schemas, interned events, fewer
+tasks, cheaper messages) is checked here against the SPEC §6 table and the
+guard protocol of SPEC §3, not against timings: speed lives in ``benchmarks/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import threading
+
+import pytest
+
+import labkit
+from labkit import ControlEvent, EventKind, ExecutionScope, Limits, RunStatus, StopReason
+
+FAST = {"deadline": Limits(deadline_s=0.05)}
+
+# SPEC §6: scenario -> (status, ToolCall events, ModelCall events)
+TABLE = {
+    "complete": (RunStatus.COMPLETED, 2, 3),
+    "incomplete": (RunStatus.INCOMPLETE, 0, 1),
+    "forbidden": (RunStatus.PERMISSION_DENIED, 0, 1),
+    "repeat": (RunStatus.REPEATED_CALL, 1, 2),
+    "changing": (RunStatus.TOOL_BUDGET, 4, 5),
+    "budget": (RunStatus.MODEL_BUDGET, 1, 1),
+    "deadline": (RunStatus.DEADLINE_EXCEEDED, 0, 1),
+    "unavailable": (RunStatus.PROVIDER_UNAVAILABLE, 0, 1),
+}
+
+
+def _run(name: str, agent: str, stream: bool = False) -> labkit.Setup:
+    setup = labkit.prepare(name, agent=agent, limits=FAST.get(name), stream=stream)
+    setup.outcome = labkit.run(setup)  # type: ignore[attr-defined]
+    return setup
+
+
+def E(kind: EventKind, name: str, count: int) -> ControlEvent:
+    return ControlEvent(kind=kind, name=name, count=count)
+
+
+M, MW, T = EventKind.MODEL_CALL, EventKind.MIDDLEWARE, EventKind.TOOL_CALL
+
+
+def test_complete_events_in_spec_order_for_both_agents_and_both_call_styles() -> None:
+    expected = (
+        E(M, "model", 1),
+        E(MW, "read_ticket", 1),
+        E(T, "read_ticket", 1),
+        E(M, "model", 2),
+        E(MW, "finish_review", 2),
+        E(T, "finish_review", 2),
+        E(M, "model", 3),
+    )
+    for agent in ("simple", "harness"):
+        for stream in (False, True):
+            setup = _run("complete", agent, stream)
+            outcome = setup.outcome  # type: ignore[attr-defined]
+            assert outcome.events == expected
+            assert outcome.status is RunStatus.COMPLETED
+            assert outcome.text == "Review finished."
+            assert setup.task.entries == {"read_ticket": 1, "finish_review": 1}
+            assert setup.transport.calls == 3
+            assert tuple(outcome.usage)[:3] == (3, 2, 1)
+
+
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+@pytest.mark.parametrize("name", list(TABLE))
+def test_every_scenario_matches_the_spec_table(name: str, agent: str) -> None:
+    status, tool_calls, model_calls = TABLE[name]
+    outcome = _run(name, agent).outcome  # type: ignore[attr-defined]
+    assert outcome.status is status
+    assert outcome.count("ToolCall") == tool_calls
+    assert outcome.count("ModelCall") == model_calls
+    assert (outcome.text is None) == status.is_stop
+    if status.is_stop:
+        assert outcome.events[-1].kind == status.value
+        assert sum(1 for e in outcome.events if e.kind == status.value) == 1
+
+
+def test_the_transcript_pairs_every_tool_call_with_one_result() -> None:
+    outcome = _run("complete", "harness").outcome  # type: ignore[attr-defined]
+    roles = [m.role.value for m in outcome.transcript]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    asked = [c.id for m in outcome.transcript for c in m.tool_calls]
+    answered = [m.tool_call_id for m in outcome.transcript if m.role == "tool"]
+    assert asked == answered and len(set(asked)) == 2
+    assert outcome.transcript[0].text == labkit.review.INSTRUCTIONS
+    assert outcome.transcript[1].text == labkit.review.PROMPT
+
+
+def test_requests_show_each_model_call_the_transcript_so_far_and_the_tool_schemas() -> None:
+    setup = _run("complete", "simple")
+    requests = setup.transport.requests
+    assert [len(r.messages) for r in requests] == [2, 4, 6]
+    for request in requests:
+        assert [t.name for t in request.tools] == ["read_ticket", "finish_review"]
+        for spec, tool in zip(request.tools, setup.agent.tools, strict=True):
+            assert spec.parameters == tool.arguments_model.model_json_schema()
+            assert spec.parameters["properties"]["input"]["type"] == "integer"
+
+
+def test_json_schema_is_a_fresh_dict_each_time() -> None:
+    scope = ExecutionScope()
+    task = labkit.ReviewTask()
+    tool = task.tools(scope)[0]
+    first = tool.json_schema()
+    first["properties"]["input"]["type"] = "string"
+    first["mutated"] = True
+    second = tool.json_schema()
+    assert second == tool.arguments_model.model_json_schema()
+    assert "mutated" not in second and second["properties"]["input"]["type"] == "integer"
+
+
+def test_two_runs_share_no_state() -> None:
+    first = _run("complete", "harness").outcome  # type: ignore[attr-defined]
+    second = _run("complete", "harness").outcome  # type: ignore[attr-defined]
+    assert first.events == second.events
+    assert first.status is second.status is RunStatus.COMPLETED
+
+
+async def _many_runs(n: int) -> list[labkit.Setup]:
+    setups = [labkit.prepare("complete", agent="simple" if i % 2 else "harness") for i in range(n)]
+    outcomes = await asyncio.gather(*(s.arun() for s in setups))
+    for setup, outcome in zip(setups, outcomes, strict=True):
+        setup.outcome = outcome  # type: ignore[attr-defined]
+    return setups
+
+
+def test_concurrent_runs_in_one_loop_keep_exact_per_run_counts() -> None:
+    setups = asyncio.run(_many_runs(200))
+    for setup in setups:
+        outcome = setup.outcome  # type: ignore[attr-defined]
+        assert outcome.status is RunStatus.COMPLETED
+        assert (outcome.count("ModelCall"), outcome.count("ToolCall")) == (3, 2)
+        assert setup.task.entries == {"read_ticket": 1, "finish_review": 1}
+
+
+def test_one_scope_hammered_by_threads_admits_exactly_the_budget() -> None:
+    entered = 0
+    lock = threading.Lock()
+
+    def body(input: int) -> int:
+        nonlocal entered
+        with lock:
+            entered += 1
+        return input
+
+    limit = 50
+    scope = ExecutionScope(Limits(tool_calls=limit, repetitions=1000), {"x"})
+    tool = scope.tool("echo", "x", body)
+    results: list[str] = []
+
+    def worker(i: int) -> None:
+        for j in range(10):
+            try:
+                tool.invoke({"input": i * 100 + j})
+                results.append("ok")
+            except labkit.RunHalted as halt:
+                results.append(halt.reason.value)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count("ok") == limit == entered
+    assert scope.stop_reason is StopReason.TOOL_BUDGET
+    events = scope.events
+    assert [e.count for e in events if e.kind == "ToolCall"] == list(range(1, limit + 1))
+    assert sum(1 for e in events if e.kind == "ToolBudget") == 1
+
+
+def test_events_stay_frozen_and_serialise_as_before() -> None:
+    outcome = _run("repeat", "harness").outcome  # type: ignore[attr-defined]
+    dumped = [e.model_dump(mode="json") for e in outcome.events]
+    assert dumped[-1] == {"kind": "RepeatedCall", "name": "read_ticket", "count": 1}
+    with pytest.raises(Exception):
+        outcome.events[0].count = 99  # type: ignore[misc]
+    assert json.loads(outcome.model_dump_json())["status"] == "RepeatedCall"
+
+
+def test_a_sync_body_that_ignores_the_deadline_does_not_hold_the_run() -> None:
+    release = threading.Event()
+
+    def stubborn(input: int) -> str:
+        release.wait(5)
+        return "late"
+
+    scope = ExecutionScope(Limits(deadline_s=0.05), {"x"})
+    tool = scope.tool("slow", "x", stubborn)
+    transport = labkit.ScriptedTransport([labkit.Call("slow", {"input": 1}), "done"])
+    agent = labkit.SimpleAgent(labkit.CountingClient(transport, scope), [tool], instructions="go")
+    try:
+        outcome = labkit.run_sync(labkit.run_agent(agent, "go", is_complete=lambda: False))
+    finally:
+        release.set()
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert outcome.count("ToolCall") == 1
+
+
+def test_a_finished_run_is_not_kept_alive_by_its_cancelled_deadline_timer() -> None:
+    import gc
+    import weakref
+
+    async def main() -> None:
+        setup = labkit.prepare("complete")
+        scope_ref = weakref.ref(setup.scope)
+        outcome = await setup.arun()
+        assert outcome.status is RunStatus.COMPLETED
+        del setup
+        gc.collect()
+        # The loop still holds the cancelled timer handle of the run's deadline here.
+        assert scope_ref() is None
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"input": 42},
+        {"input": 0},
+        {"input": -7, "b": True, "a": None, "c": False},
+        {"input": 10},
+        {"input": -10},
+        {"input": 420},
+        {"input": 10**15 - 1},
+        {"input": 10**15},
+        {"input": -(10**15) + 1},
+        {"input": 2**53 + 1},
+        {"text": 'quote " backslash \\ tab \t newline \n é 日本 \u2028'},
+        {"zeta": 1, "Alpha": 2, "alpha": 3, "é": 4, "": 5},
+        {"x": 4.2e1, "y": 42.0},
+        {"nested": {"b": 1, "a": [1, 2.0, "3"]}},
+        {},
+    ],
+)
+def test_the_fast_dispatch_gives_the_generic_canonical_text(arguments: dict) -> None:
+    sig = importlib.import_module("labkit.signature")  # the module (labkit.signature is also a function)
+
+    def generic(value: object) -> str:
+        if isinstance(value, dict):
+            items = sorted(value.items())
+            return "{" + ",".join(sig._dumps_str(k) + ":" + generic(v) for k, v in items) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ",".join(map(generic, value)) + "]"
+        if value is None or isinstance(value, bool):
+            return {None: "null", True: "true", False: "false"}[value]
+        if isinstance(value, str):
+            return sig._dumps_str(value)
+        return sig._number(value)
+
+    assert sig.canonical(arguments) == generic(arguments)
+    assert labkit.signature("t", arguments) == "t:" + generic(arguments)
+
+
+def test_equal_numbers_still_give_one_signature() -> None:
+    assert labkit.signature("t", {"input": 42}) == labkit.signature("t", {"input": 42.0})
+    assert labkit.signature("t", {"input": 420}) == labkit.signature("t", {"input": 4.2e2})
+    assert labkit.signature("t", {"input": True}) != labkit.signature("t", {"input": 1})
