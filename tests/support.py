@@ -17,6 +17,7 @@ from labkit import (
     HarnessAgent,
     Limits,
     ReviewTask,
+    RunStatus,
     ScriptedTransport,
     SimpleAgent,
 )
@@ -27,14 +28,14 @@ AGENTS = {"simple": SimpleAgent, "harness": HarnessAgent}
 
 # SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events)
 SPEC_TABLE = {
-    "complete": ("Completed", 2, 3),
-    "incomplete": ("Incomplete", 0, 1),
-    "forbidden": ("PermissionDenied", 0, 1),
-    "repeat": ("RepeatedCall", 1, 2),
-    "changing": ("ToolBudget", 4, 5),
-    "budget": ("ModelBudget", 1, 1),
-    "deadline": ("DeadlineExceeded", 0, 1),
-    "unavailable": ("ProviderUnavailable", 0, 1),
+    "complete": (RunStatus.COMPLETED, 2, 3),
+    "incomplete": (RunStatus.INCOMPLETE, 0, 1),
+    "forbidden": (RunStatus.PERMISSION_DENIED, 0, 1),
+    "repeat": (RunStatus.REPEATED_CALL, 1, 2),
+    "changing": (RunStatus.TOOL_BUDGET, 4, 5),
+    "budget": (RunStatus.MODEL_BUDGET, 1, 1),
+    "deadline": (RunStatus.DEADLINE_EXCEEDED, 0, 1),
+    "unavailable": (RunStatus.PROVIDER_UNAVAILABLE, 0, 1),
 }
 
 

@@ -16,17 +16,7 @@ from fake_openai_server import FakeOpenAIServer
 import labkit
 from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus
 
-# The SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events).
-SPEC_TABLE = {
-    "complete": (RunStatus.COMPLETED, 2, 3),
-    "incomplete": (RunStatus.INCOMPLETE, 0, 1),
-    "forbidden": (RunStatus.PERMISSION_DENIED, 0, 1),
-    "repeat": (RunStatus.REPEATED_CALL, 1, 2),
-    "changing": (RunStatus.TOOL_BUDGET, 4, 5),
-    "budget": (RunStatus.MODEL_BUDGET, 1, 1),
-    "deadline": (RunStatus.DEADLINE_EXCEEDED, 0, 1),
-    "unavailable": (RunStatus.PROVIDER_UNAVAILABLE, 0, 1),
-}
+from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 
 def test_the_table_covers_every_scenario():

@@ -19,17 +19,7 @@ from labkit import ControlEvent, EventKind, ExecutionScope, Limits, RunStatus, S
 
 FAST = {"deadline": Limits(deadline_s=0.05)}
 
-# SPEC §6: scenario -> (status, ToolCall events, ModelCall events)
-TABLE = {
-    "complete": (RunStatus.COMPLETED, 2, 3),
-    "incomplete": (RunStatus.INCOMPLETE, 0, 1),
-    "forbidden": (RunStatus.PERMISSION_DENIED, 0, 1),
-    "repeat": (RunStatus.REPEATED_CALL, 1, 2),
-    "changing": (RunStatus.TOOL_BUDGET, 4, 5),
-    "budget": (RunStatus.MODEL_BUDGET, 1, 1),
-    "deadline": (RunStatus.DEADLINE_EXCEEDED, 0, 1),
-    "unavailable": (RunStatus.PROVIDER_UNAVAILABLE, 0, 1),
-}
+from support import SPEC_TABLE as TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 
 def _run(name: str, agent: str, stream: bool = False) -> labkit.Setup:

@@ -16,17 +16,7 @@ import pytest
 from labkit import SCENARIOS, Limits, RunStatus, UnknownScenarioError, UserError
 from labkit.widgets import Explorer, Prediction, explorer, predict
 
-# SPEC §6: scenario -> (status, ToolCall events, ModelCall events)
-SPEC_TABLE = {
-    "complete": ("Completed", 2, 3),
-    "incomplete": ("Incomplete", 0, 1),
-    "forbidden": ("PermissionDenied", 0, 1),
-    "repeat": ("RepeatedCall", 1, 2),
-    "changing": ("ToolBudget", 4, 5),
-    "budget": ("ModelBudget", 1, 1),
-    "deadline": ("DeadlineExceeded", 0, 1),
-    "unavailable": ("ProviderUnavailable", 0, 1),
-}
+from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 SMALL_DEADLINE_S = 0.1  # the slider's minimum: the deadline scenario waits this long, no more
 
 
