@@ -121,7 +121,9 @@ def test_every_chapter_has_the_required_shape():
         for heading in ("## Recap", "## Questions", "## Going further", "## Explore"):
             assert heading in text, f"{path.name}: missing {heading}"
         panels = [c for c in code if "explorer(" in c.source]
-        assert len(panels) == 1 and panels[0].source.startswith("# NBVAL_IGNORE_OUTPUT")
+        assert len(panels) == 1 and "nbval-ignore-output" in panels[0].metadata.get("tags", [])
+        for c in code:  # nbval markers are cell tags, never comments a learner would read
+            assert "NBVAL_" not in c.source, f"{path.name}: use the nbval cell tags, not a marker comment"
         # every check follows a predict cell, with no other check in between
         waiting = False
         for c in code:
