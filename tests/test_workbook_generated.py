@@ -163,3 +163,13 @@ def test_every_chapter_has_the_required_shape():
                 waiting = False
         assert not waiting, f"{path.name}: a predict cell that is never checked"
         assert cells[-1].get("id") == "navigation"
+
+
+def test_make_lab_opens_the_learner_edition_and_its_readme_names_both_editions():
+    makefile = (ROOT / "Makefile").read_text()
+    (line,) = [line for line in makefile.splitlines() if line.startswith("CHAPTER1 :=")]
+    chapter = line.split(":=", 1)[1].strip()
+    assert chapter.startswith("workbook/") and (ROOT / chapter).is_file()
+    assert chapter == f"workbook/{chapters('workbook')[0].name}"
+    readme = (ROOT / "workbook" / "README.md").read_text()
+    assert "`workbook/`" in readme and "`notebooks/`" in readme
