@@ -6,7 +6,7 @@ Usage:
 
 For each chapter:
 
-* every code cell loses its outputs and execution count;
+* every code cell loses its outputs, execution count and execution timestamps;
 * a cell tagged ``solution`` (the predict cells) becomes a scaffold: each
   top-level ``name = value`` keeps its name and gets ``...`` with a
   ``# your guess`` comment (``...`` is valid Python, and ``labkit.check``
@@ -92,7 +92,9 @@ def learner_edition(nb: nbformat.NotebookNode, nav: str) -> nbformat.NotebookNod
             out.cells.append(cell)
             continue
         tags = list(cell.metadata.get("tags", []))
-        new = nbformat.v4.new_code_cell(cell.source, metadata=dict(cell.metadata))
+        # execution timestamps belong to the stored run of the instructor edition, not to the learner's copy
+        metadata = {k: v for k, v in cell.metadata.items() if k != "execution"}
+        new = nbformat.v4.new_code_cell(cell.source, metadata=metadata)
         new["id"] = cell["id"]
         if "solution" in tags:
             new.source = scaffold(cell.source)
