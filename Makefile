@@ -1,11 +1,12 @@
-# Two commands: `make lab` opens the workbook, `make test` runs every test (notebooks included).
+# Two commands: `make lab` opens the learner workbook (workbook/), `make test` runs every test (notebooks included).
 # Both create .venv and install labkit with its teaching and test extras when needed.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-CHAPTER1 := notebooks/01_a_loop_needs_an_owner.ipynb
+# The learner edition; the instructor edition with answers and outputs is in notebooks/.
+CHAPTER1 := workbook/01_a_loop_needs_an_owner.ipynb
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120

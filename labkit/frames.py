@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -14,7 +15,10 @@ from .events import ControlEvent
 from .outcome import RunOutcome
 from .signature import canonical
 
-__all__ = ["WITHHELD", "canonical_frame", "counters_frame", "events_frame", "outcomes_frame"]
+if TYPE_CHECKING:
+    from .durable import DecisionStore
+
+__all__ = ["WITHHELD", "canonical_frame", "counters_frame", "events_frame", "operations_frame", "outcomes_frame"]
 
 WITHHELD = "(withheld)"
 """Shown instead of the text of a stopped run, which has none."""
@@ -112,3 +116,33 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         rows.append((label, left, right, canonical(a), canonical(b), canonical(a) == canonical(b)))
     frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
     return frame.set_index("pair")
+
+
+OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
+"""The columns of :func:`operations_frame`."""
+
+
+def operations_frame(store: DecisionStore) -> pd.DataFrame:
+    """The durable operations of a :class:`~labkit.durable.DecisionStore` as a table (SPEC §7).
+
+    Args:
+        store: an open decision store.
+
+    Returns:
+        One row per operation, in the order they were first proposed,
+        indexed from 1 (``operation``), with columns ``op_id``, ``tool``,
+        ``state`` (``proposed``, ``approved``, ``rejected`` or ``applied``),
+        ``reason`` (the decision's reason, empty until decided) and
+        ``result`` (the effect's result text, empty until applied). The
+        proposal itself (the arguments) is left out, as in control events.
+
+    Raises:
+        sqlite3.ProgrammingError: the store is closed.
+    """
+    rows = [
+        (op.op_id, op.tool, op.state.value, op.reason or "", op.result or "")
+        for op in store.operations()
+    ]
+    frame = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="operation")
+    return frame

@@ -16,7 +16,7 @@ cells use them. Neither prints anything: the tables and the chart are placed
 into ``Output`` widgets as display data, so nothing leaks to the cell's
 stdout (see NOTEBOOK-TESTING: printing into an ``Output`` widget fails nbval).
 A cell that shows a panel still carries a widget view that nbval cannot
-compare: mark it ``# NBVAL_IGNORE_OUTPUT``.
+compare: give it the ``nbval-ignore-output`` cell tag.
 """
 
 from __future__ import annotations

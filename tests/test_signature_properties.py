@@ -40,7 +40,7 @@ def test_key_order_never_matters(value: dict[str, Any], rnd: Any) -> None:
 
 @given(st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1), st.integers(min_value=0, max_value=3))
 def test_equal_decimal_values_are_equal_signatures(n: int, zeros: int) -> None:
-    shifted = f"{n}{'0' * zeros}e-{zeros}"  # n written with a different mantissa and exponent
+    shifted = f"{n * 10**zeros}e-{zeros}"  # n written with a different mantissa and exponent (0 -> "0e-1", not "00e-1")
     texts = [str(n), f"{n}.0", f"{n}e0", shifted]
     canon = {canonical(json.loads(text)) for text in texts}
     assert canon == {canonical(n)}

@@ -1,10 +1,13 @@
 """labkit.frames and labkit.charts with several runs side by side, and events without a run."""
 
+import sqlite3
+
 import labkit
 from labkit.charts import counters_chart
 import pytest
 
-from labkit.frames import canonical_frame, events_frame
+from labkit.durable import DecisionStore, durable_comment_tool
+from labkit.frames import OPERATION_COLUMNS, canonical_frame, events_frame, operations_frame
 
 
 def test_events_frame_side_by_side_keeps_whole_numbers():
@@ -44,3 +47,23 @@ def test_canonical_frame_follows_the_signature_rules():
     assert frame.loc["number", "canonical left"] == '{"input":42}'
     with pytest.raises(ValueError, match="'broken'"):
         canonical_frame({"broken": ("{", "1")})
+
+
+def test_operations_frame_lists_each_operation_once_with_its_state(tmp_path):
+    comment = {"ticket": 42, "text": "Reproduced."}
+    with DecisionStore(tmp_path / "decisions.sqlite") as store:
+        assert operations_frame(store).empty and list(operations_frame(store).columns) == OPERATION_COLUMNS
+        for _ in range(2):  # a replay of the same request is the same operation
+            scope = labkit.ExecutionScope(labkit.Limits(), {"ticket.comment"})
+            durable_comment_tool(scope, store, request_id="r-1").invoke(comment)
+        pending = labkit.durable.operation_id("r-2", "post_comment", comment)
+        store.propose(pending, "post_comment", comment)
+        frame = operations_frame(store)
+        assert list(frame.index) == [1, 2] and frame.index.name == "operation"
+        assert frame["state"].tolist() == ["applied", "proposed"]
+        assert frame["op_id"].tolist() == [op.op_id for op in store.operations()]
+        assert frame.loc[2, "op_id"] == pending and frame.loc[2, "reason"] == "" and frame.loc[2, "result"] == ""
+        assert frame.loc[1, "reason"] != "" and frame.loc[1, "result"] != ""
+        assert "Reproduced." not in frame.to_string()  # the proposal (arguments) stays out of the table
+    with pytest.raises(sqlite3.ProgrammingError):
+        operations_frame(store)  # closed by the with block

@@ -5,6 +5,7 @@
 Both exit non-zero when a run would change a file; the tests below also prove that on a copy.
 """
 
+import ast
 import importlib.util
 import shutil
 import subprocess
@@ -85,6 +86,30 @@ def test_scaffold_keeps_names_and_hides_values():
         book.scaffold("print('no guess here')")
 
 
+def test_hint_folds_the_answer_below_the_nudge_and_falls_back_to_a_generic_nudge():
+    book = load("build_workbook")
+    folded = book.hint('my_status = "RepeatedCall"', "Which guard step looks at a call made before?")
+    assert folded.index("Which guard step") < folded.index("<summary>Answer</summary>") < folded.index("RepeatedCall")
+    assert folded.count("<details>") == folded.count("</details>") == 2
+    assert book.GENERIC_NUDGE in book.hint("my_tool_calls = 1")
+    bare = nbformat.v4.new_code_cell("my_tool_calls = 1", metadata={"tags": ["solution"]})
+    assert book.nudge_of(bare) is None
+    bare.metadata["labkit"] = {"hint": "  Count the admitted attempts.  "}
+    assert book.nudge_of(bare) == "Count the admitted attempts."
+
+
+def test_every_predict_cell_has_its_own_nudge_that_does_not_name_the_answer():
+    for path in chapters("notebooks"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if "solution" not in cell.metadata.get("tags", []):
+                continue
+            nudge = cell.metadata.get("labkit", {}).get("hint")
+            assert isinstance(nudge, str) and nudge.strip(), f"{path.name} cell {cell.id}: predict cell without a hint"
+            for node in ast.parse(cell.source).body:  # a nudge never spells out a guessed status or name
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    assert node.value.value not in nudge, f"{path.name} cell {cell.id}: the hint names the answer"
+
+
 def chapters(folder: str) -> list[Path]:
     return sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))
 
@@ -94,12 +119,16 @@ def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_out
     for reference, learner in zip(chapters("notebooks"), chapters("workbook"), strict=True):
         ref = nbformat.read(reference, as_version=4)
         book = nbformat.read(learner, as_version=4)
-        solutions = [c.source for c in ref.cells if "solution" in c.metadata.get("tags", [])]
+        solutions = [c for c in ref.cells if "solution" in c.metadata.get("tags", [])]
         hints = [c.source for c in book.cells if c.cell_type == "markdown" and c.source.startswith("<details>")]
         assert solutions, f"{reference.name} has no predict cell"
         assert len(hints) == len(solutions)
         for solution, hint in zip(solutions, hints, strict=True):
-            assert solution in hint and "<summary>Hint</summary>" in hint
+            nudge = solution.metadata["labkit"]["hint"].strip()
+            # the nudge first, then the answer folded one level deeper
+            assert hint.startswith("<details><summary>Hint</summary>\n\n" + nudge + "\n\n<details><summary>Answer</summary>")
+            assert hint.index(solution.source) > hint.index("<summary>Answer</summary>")
+            assert hint.endswith("</details>\n\n</details>")
         for cell in book.cells:
             if cell.cell_type == "code":
                 assert cell.outputs == [] and cell.execution_count is None, learner.name
@@ -121,7 +150,9 @@ def test_every_chapter_has_the_required_shape():
         for heading in ("## Recap", "## Questions", "## Going further", "## Explore"):
             assert heading in text, f"{path.name}: missing {heading}"
         panels = [c for c in code if "explorer(" in c.source]
-        assert len(panels) == 1 and panels[0].source.startswith("# NBVAL_IGNORE_OUTPUT")
+        assert len(panels) == 1 and "nbval-ignore-output" in panels[0].metadata.get("tags", [])
+        for c in code:  # nbval markers are cell tags, never comments a learner would read
+            assert "NBVAL_" not in c.source, f"{path.name}: use the nbval cell tags, not a marker comment"
         # every check follows a predict cell, with no other check in between
         waiting = False
         for c in code:
@@ -132,3 +163,13 @@ def test_every_chapter_has_the_required_shape():
                 waiting = False
         assert not waiting, f"{path.name}: a predict cell that is never checked"
         assert cells[-1].get("id") == "navigation"
+
+
+def test_make_lab_opens_the_learner_edition_and_its_readme_names_both_editions():
+    makefile = (ROOT / "Makefile").read_text()
+    (line,) = [line for line in makefile.splitlines() if line.startswith("CHAPTER1 :=")]
+    chapter = line.split(":=", 1)[1].strip()
+    assert chapter.startswith("workbook/") and (ROOT / chapter).is_file()
+    assert chapter == f"workbook/{chapters('workbook')[0].name}"
+    readme = (ROOT / "workbook" / "README.md").read_text()
+    assert "`workbook/`" in readme and "`notebooks/`" in readme
