@@ -63,8 +63,7 @@ async def observe_middleware(invocation: ToolInvocation, next: Next) -> Any:
     It runs before the guard, so a refused call shows a ``Middleware`` event
     and no ``ToolCall``. It observes; authorisation stays in the guard.
     """
-    invocation.scope.check_cancellation()
-    invocation.scope.observe_middleware(invocation.tool.name)
+    invocation.scope.observe_middleware(invocation.tool.name)  # checks cancellation first, under the same lock
     return await next(invocation)
 
 

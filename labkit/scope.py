@@ -585,9 +585,26 @@ class GuardedTool:
         return result
 
     def _check_after_body(self) -> None:
-        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused).
+
+        Lock-free when nothing happened: the stop reason, the caller's
+        cancellation and the state only ever move one way (unset -> set,
+        RUNNING -> FINISHED), and each is one attribute read (atomic under the
+        GIL), so reading all of them clear, with the clock still before the
+        deadline, means they were all clear at the first read: the same answer
+        the locked check would have given then. Anything else takes the lock
+        and the full check (which records the deadline stop, first one wins).
+        """
+        scope = self._scope
+        if (
+            scope._stop is None
+            and not scope._caller_cancelled
+            and scope._state is _State.RUNNING
+            and scope._clock() < scope._deadline_at  # type: ignore[operator]  # set when RUNNING
+        ):
+            return
         try:
-            self._scope.check_cancellation()
+            scope.check_cancellation()
         except RunHalted as halt:
             raise RunHalted(
                 halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",

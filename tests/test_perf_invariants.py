@@ -262,3 +262,53 @@ def test_equal_numbers_still_give_one_signature() -> None:
     assert labkit.signature("t", {"input": 42}) == labkit.signature("t", {"input": 42.0})
     assert labkit.signature("t", {"input": 420}) == labkit.signature("t", {"input": 4.2e2})
     assert labkit.signature("t", {"input": True}) != labkit.signature("t", {"input": 1})
+
+
+# -- the check after the body is lock-free when nothing happened (SPEC §3.1 step 4) --------------
+
+
+def test_the_deadline_passing_during_a_body_drops_its_result_and_records_the_stop() -> None:
+    from support import FakeClock
+
+    clock = FakeClock(10.0)
+    scope = ExecutionScope(Limits(deadline_s=1.0), {"x"}, clock=clock)
+
+    def slow(input: int) -> int:
+        clock.advance(1.0)  # the deadline passes while the body runs
+        return input
+
+    tool = scope.tool("slow", "x", slow)
+    with pytest.raises(labkit.RunHalted) as info:
+        tool.invoke({"input": 1})
+    assert info.value.reason is StopReason.DEADLINE_EXCEEDED
+    assert info.value.refused is False  # admitted and run: not a refusal
+    assert [(e.kind, e.count) for e in scope.events] == [(EventKind.TOOL_CALL, 1), (EventKind.DEADLINE_EXCEEDED, 1)]
+
+
+def test_a_stop_recorded_while_a_body_runs_drops_its_result_and_keeps_the_first_reason() -> None:
+    scope = ExecutionScope(Limits(tool_calls=1), {"x"})
+    holder: dict[str, labkit.GuardedTool] = {}
+
+    def body(input: int) -> int:
+        with pytest.raises(labkit.RunHalted):
+            holder["tool"].invoke({"input": input + 1})  # over budget: ToolBudget is recorded meanwhile
+        return input
+
+    holder["tool"] = scope.tool("t", "x", body)
+    with pytest.raises(labkit.RunHalted) as info:
+        holder["tool"].invoke({"input": 1})
+    assert info.value.reason is StopReason.TOOL_BUDGET and info.value.refused is False
+    assert [e.kind for e in scope.events] == [EventKind.TOOL_CALL, EventKind.TOOL_BUDGET]
+    assert scope.stop_reason is StopReason.TOOL_BUDGET
+
+
+def test_a_body_finishing_after_its_run_ended_is_not_returned() -> None:
+    scope = ExecutionScope(Limits(), {"x"})
+
+    def body(input: int) -> int:
+        scope._finish()  # the run ends while the body runs
+        return input
+
+    tool = scope.tool("t", "x", body)
+    with pytest.raises(labkit.ScopeStateError):
+        tool.invoke({"input": 1})
