@@ -45,7 +45,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, cr
 from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .signature import NonFiniteNumber, signature
+from .signature import NonFiniteNumber, _dumps_str, _encode_str, _number, signature
 
 __all__ = ["GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
 
@@ -105,10 +105,25 @@ class Usage(NamedTuple):
     """Seconds since the scope started (0.0 before it starts)."""
 
 
-@lru_cache(maxsize=4096)
+_INTERNED: dict[tuple[str, str, int], ControlEvent] = {}
+_INTERN_COUNTS = 64  # a run's few events repeat run after run; a long-lived scope's high counts do not
+_INTERN_MAX = 4096
+
+
 def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
-    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable."""
-    return ControlEvent(kind=kind, name=name, count=count)
+    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable.
+
+    Keyed by the kind's text (an enum member's own hash is a Python-level call);
+    only small counts are kept, at most ``_INTERN_MAX`` events, so a scope that
+    sees many calls does not crowd out the events every run repeats.
+    """
+    key = (kind._value_, name, count)
+    event = _INTERNED.get(key)
+    if event is None:
+        event = ControlEvent(kind=kind, name=name, count=count)
+        if count <= _INTERN_COUNTS and len(_INTERNED) < _INTERN_MAX and type(name) is str:
+            _INTERNED[key] = event
+    return event
 
 
 class _State(Enum):
@@ -469,6 +484,7 @@ class GuardedTool:
         "_body",
         "_is_async",
         "_scope",
+        "_signature_keys",
         "_token_param",
         "arguments_model",
         "capability",
@@ -491,6 +507,7 @@ class GuardedTool:
         self.name = name
         self.capability = capability
         self.arguments_model, self._token_param = _arguments_model(body, name)
+        self._signature_keys = _signature_keys(self.arguments_model)
         doc, self._is_async = _body_facts(body)
         self.description = description or doc or name
 
@@ -561,10 +578,24 @@ class GuardedTool:
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
         """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
-        for value in kwargs.values():
-            if type(value) not in _JSON_AS_IS:  # a value model_dump(mode="json") may convert (or find too deep)
+        # model_dump(mode="json") returns str, int, bool and None values unchanged, so for those the
+        # canonical text is written here directly: keys in code-point order (sorted once per
+        # model), each value as canonical() writes it. Any other value takes the general path.
+        parts = []
+        for field, key_text in self._signature_keys:
+            value = kwargs[field]
+            kind = type(value)
+            if kind is int:
+                parts.append(key_text + _number(value))
+            elif kind is str:
+                parts.append(key_text + _encode_str(value))
+            elif value is None:
+                parts.append(key_text + "null")
+            elif kind is bool:
+                parts.append(key_text + ("true" if value else "false"))
+            else:  # a value model_dump(mode="json") may convert (or find too deep)
                 return self._signature(bound), kwargs
-        return signature(self.name, kwargs), kwargs  # model_dump(mode="json") would return these values unchanged
+        return self.name + ":{" + ",".join(parts) + "}", kwargs
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
@@ -616,8 +647,10 @@ class GuardedTool:
 
 # -- binding --------------------------------------------------------------------------
 
-_JSON_AS_IS = frozenset({str, int, bool, type(None)})
-"""Bound values whose JSON dump is the value itself (floats go through model_dump, which writes non-finite ones as constants)."""
+@lru_cache(maxsize=512)
+def _signature_keys(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """``(field, '"field":')`` pairs of a model's fields in code-point order, as canonical() writes object keys."""
+    return tuple((field, _dumps_str(field) + ":") for field in sorted(model.model_fields))
 
 
 def _reject_bool(value: Any) -> Any:

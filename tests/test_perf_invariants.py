@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import json
 import threading
+from typing import Any
 
 import pytest
 
@@ -312,3 +313,38 @@ def test_a_body_finishing_after_its_run_ended_is_not_returned() -> None:
     tool = scope.tool("t", "x", body)
     with pytest.raises(labkit.ScopeStateError):
         tool.invoke({"input": 1})
+
+
+# -- the guard writes scalar signatures directly (SPEC §3.2): same text as the general path ------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"zeta": 1, "Alpha": "a", "alpha": None, "é": True, "b": False},
+        {"zeta": -(10**20), "Alpha": 'q " \\ \n é 日本', "alpha": 0, "é": False, "b": None},
+        {"zeta": 420, "Alpha": "", "alpha": 2.5, "é": True, "b": [1, 2.0]},
+        {"zeta": 10**15, "Alpha": "x", "alpha": {"k": 1}, "é": True, "b": 1e2},
+    ],
+)
+def test_the_guard_signature_equals_the_signature_of_the_dumped_arguments(arguments: dict) -> None:
+    def body(zeta: int, Alpha: str, alpha: Any, é: bool, b: Any = None) -> None:  # noqa: N803
+        return None
+
+    tool = ExecutionScope(Limits(), {"x"}).tool("t", "x", body)
+    bound = tool.bind(arguments)
+    key, kwargs = tool._key_and_kwargs(bound)
+    assert key == labkit.signature("t", bound.model_dump(mode="json"))
+    assert kwargs == bound.__dict__
+
+
+def test_interned_events_equal_fresh_ones_and_high_counts_are_not_kept() -> None:
+    from labkit import scope as scope_module
+
+    event = scope_module._event(EventKind.TOOL_CALL, "read_ticket", 2)
+    assert event == ControlEvent(kind=EventKind.TOOL_CALL, name="read_ticket", count=2)
+    assert scope_module._event(EventKind.TOOL_CALL, "read_ticket", 2) is event
+    assert scope_module._event(EventKind.MIDDLEWARE, "read_ticket", 2).kind is EventKind.MIDDLEWARE
+    before = len(scope_module._INTERNED)
+    scope_module._event(EventKind.TOOL_CALL, "read_ticket", 10**6)
+    assert len(scope_module._INTERNED) == before
