@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ._frozen import freeze
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .scope import ExecutionScope, GuardedTool
+from .scope import ExecutionScope, GuardedTool, _schema_text
 
 __all__ = [
     "HarnessAgent",
@@ -141,7 +142,7 @@ class SimpleAgent:
             if tool.name in self._tools:
                 raise DuplicateToolError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
-        self._specs = tuple(ToolSpec.of(t) for t in self._tools.values())
+        self._specs = tuple(_spec(t) for t in self._tools.values())
         self._handler = _pipeline(self.middleware)
 
     @property
@@ -240,6 +241,22 @@ class SimpleAgent:
                     transcript.append(task.result())
         if halt is not None:
             raise halt
+
+
+def _spec(tool: GuardedTool) -> ToolSpec:
+    """The spec shown to the model; shared between runs (read-only schema) for labkit's own tools."""
+    if type(tool) is GuardedTool:
+        return _shared_spec(tool.name, tool.description, tool.arguments_model)
+    return ToolSpec.of(tool)
+
+
+@lru_cache(maxsize=512)
+def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) -> ToolSpec:
+    # Same name, description and argument model give the same spec. Validated once as
+    # ToolSpec.of would; the stored schema is then frozen (a read-only dict, nested values too),
+    # so neither a run nor a transport can change what another run shows the model.
+    checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
+    return ToolSpec.model_construct(name=checked.name, description=checked.description, parameters=freeze(checked.parameters))
 
 
 # Messages are frozen values: the same instructions and prompt, run after run, can share one.

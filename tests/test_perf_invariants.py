@@ -348,3 +348,37 @@ def test_interned_events_equal_fresh_ones_and_high_counts_are_not_kept() -> None
     before = len(scope_module._INTERNED)
     scope_module._event(EventKind.TOOL_CALL, "read_ticket", 10**6)
     assert len(scope_module._INTERNED) == before
+
+
+# -- tool specs are shared between runs, read-only ------------------------------------------
+
+
+def test_shared_tool_specs_equal_fresh_ones_and_refuse_changes() -> None:
+    import copy
+    import pickle
+
+    first, second = labkit.prepare("complete"), labkit.prepare("complete")
+    specs = first.agent._specs
+    assert specs == tuple(labkit.ToolSpec.of(t) for t in second.agent.tools)
+    assert [s.model_dump() for s in specs] == [labkit.ToolSpec.of(t).model_dump() for t in second.agent.tools]
+    assert json.loads(specs[0].model_dump_json())["parameters"] == second.agent.tools[0].json_schema()
+    assert json.loads(json.dumps(specs[0].parameters)) == second.agent.tools[0].json_schema()
+    parameters = specs[0].parameters
+    assert isinstance(parameters, dict) and isinstance(parameters["required"], list)
+    for change in (
+        lambda: parameters.__setitem__("type", "array"),
+        lambda: parameters.pop("type"),
+        lambda: parameters.update(x=1),
+        lambda: parameters["properties"].clear(),
+        lambda: parameters["required"].append("other"),
+    ):
+        with pytest.raises(TypeError):
+            change()
+    assert second.agent._specs[0].parameters == labkit.ToolSpec.of(second.agent.tools[0]).parameters
+    mutable = copy.deepcopy(parameters)
+    mutable["required"].append("other")
+    assert type(mutable) is dict and "other" not in parameters["required"]
+    assert pickle.loads(pickle.dumps(specs[0])) == specs[0]
+    fresh = labkit.ToolSpec.of(first.agent.tools[0])
+    fresh.parameters["type"] = "changed"  # ToolSpec.of still gives the caller its own copy
+    assert labkit.ToolSpec.of(first.agent.tools[0]).parameters["type"] == "object"
