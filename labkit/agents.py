@@ -168,11 +168,13 @@ class SimpleAgent:
         transcript.append(_system_message(self.instructions))
         transcript.append(_user_message(prompt))
         for _ in range(self.max_iterations):
-            request = ChatRequest(
-                messages=tuple(transcript),
-                tools=self._specs,
-                stream=self.stream,
-                max_output_tokens=self.max_output_tokens,
+            request = _validate_request(  # validated as ChatRequest(...) would, without its Python wrapper
+                {
+                    "messages": tuple(transcript),
+                    "tools": self._specs,
+                    "stream": self.stream,
+                    "max_output_tokens": self.max_output_tokens,
+                }
             )
             if self.stream:
                 reply = await assemble(self.client.stream(request))
@@ -241,6 +243,9 @@ class SimpleAgent:
                     transcript.append(task.result())
         if halt is not None:
             raise halt
+
+
+_validate_request = ChatRequest.__pydantic_validator__.validate_python
 
 
 def _spec(tool: GuardedTool) -> ToolSpec:

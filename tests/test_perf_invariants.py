@@ -382,3 +382,33 @@ def test_shared_tool_specs_equal_fresh_ones_and_refuse_changes() -> None:
     fresh = labkit.ToolSpec.of(first.agent.tools[0])
     fresh.parameters["type"] = "changed"  # ToolSpec.of still gives the caller its own copy
     assert labkit.ToolSpec.of(first.agent.tools[0]).parameters["type"] == "object"
+
+
+# -- messages built through the model's validator are validated like the constructor ---------
+
+
+def test_message_constructors_validate_like_the_model_constructor() -> None:
+    from pydantic import ValidationError
+
+    from labkit import Message, Role, ToolCall
+
+    call = ToolCall(id="c", name="t", arguments="{}")
+    assert Message.tool_result("c", "ok") == Message(role=Role.TOOL, text="ok", tool_call_id="c")
+    assert Message.assistant(None, (call,)) == Message(role=Role.ASSISTANT, tool_calls=(call,))
+    assert Message.system("s").model_fields_set == Message(role=Role.SYSTEM, text="s").model_fields_set
+    assert type(Message.user("u").role) is Role
+    with pytest.raises(ValidationError):
+        Message.tool_result(1, "ok")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Message.assistant("x", ({"id": 1},))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Message.user("u").text = "changed"  # type: ignore[misc]  # still frozen
+
+
+def test_an_outcome_is_a_validated_frozen_run_outcome() -> None:
+    outcome = _run("complete", "harness").outcome  # type: ignore[attr-defined]
+    assert type(outcome) is labkit.RunOutcome
+    assert outcome.model_fields_set == set(labkit.RunOutcome.model_fields)
+    assert isinstance(outcome.usage, labkit.Usage) and isinstance(outcome.transcript, tuple)
+    with pytest.raises(Exception):
+        outcome.text = "x"  # type: ignore[misc]
