@@ -66,27 +66,45 @@ class CancelToken:
     in a thread and can only stop early by looking at the token.
     """
 
-    __slots__ = ("_event",)
+    __slots__ = ("_cancelled", "_event")
+
+    # A threading.Event costs ~2 µs to make and most runs never wait on their token, so the
+    # flag is a plain attribute and the Event is made by the first wait(). _set() writes the
+    # flag before reading _event; wait() publishes _event before reading the flag; so either
+    # _set() sees the Event and sets it, or wait() sees the flag (each step is atomic under the GIL).
+    _event_lock = threading.Lock()  # only makes the Event, once per token that is waited on
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
+        self._event: threading.Event | None = None
 
     @property
     def cancelled(self) -> bool:
         """True once the run was stopped, cancelled or ran out of time."""
-        return self._event.is_set()
+        return self._cancelled
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`asyncio.CancelledError` if the run is cancelled."""
-        if self._event.is_set():
+        if self._cancelled:
             raise asyncio.CancelledError("the run was cancelled")
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block up to ``timeout_s`` seconds for cancellation; return whether it happened."""
-        return self._event.wait(timeout_s)
+        event = self._event
+        if event is None:
+            with CancelToken._event_lock:
+                if self._event is None:
+                    self._event = threading.Event()
+                event = self._event
+        if self._cancelled:
+            event.set()
+        return event.wait(timeout_s)
 
     def _set(self) -> None:
-        self._event.set()
+        self._cancelled = True
+        event = self._event
+        if event is not None:
+            event.set()
 
     def __repr__(self) -> str:
         return f"CancelToken(cancelled={self.cancelled})"

@@ -412,3 +412,24 @@ def test_an_outcome_is_a_validated_frozen_run_outcome() -> None:
     assert isinstance(outcome.usage, labkit.Usage) and isinstance(outcome.transcript, tuple)
     with pytest.raises(Exception):
         outcome.text = "x"  # type: ignore[misc]
+
+
+# -- the cancel token makes its Event only when a body waits on it --------------------------
+
+
+def test_a_token_waited_on_from_many_threads_wakes_every_waiter_once_set() -> None:
+    token = labkit.CancelToken()
+    assert not token.cancelled and token.wait(0) is False
+    woke: list[bool] = []
+    threads = [threading.Thread(target=lambda: woke.append(token.wait(5))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    token._set()
+    for thread in threads:
+        thread.join(5)
+    assert woke == [True] * 8
+    late = labkit.CancelToken()
+    late._set()  # set before anyone waited: the first wait returns at once
+    assert late.cancelled and late.wait(5) is True
+    with pytest.raises(asyncio.CancelledError):
+        late.raise_if_cancelled()
