@@ -10,12 +10,11 @@ give ordinary, mutable containers.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NoReturn
 
 __all__ = ["FrozenDict", "FrozenList", "freeze", "thaw"]
 
-_MESSAGE = "this JSON value is shared between runs and read-only; change a copy (copy.deepcopy(value))"
+_MESSAGE = "this JSON value is shared between runs and read-only; change a copy made with copy.deepcopy(value)"
 
 
 def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -71,4 +70,4 @@ def thaw(value: Any) -> Any:
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, list):
         return [thaw(v) for v in value]
-    return copy.deepcopy(value)
+    return value  # str, int, float, bool, None: immutable

@@ -433,3 +433,26 @@ def test_a_token_waited_on_from_many_threads_wakes_every_waiter_once_set() -> No
     assert late.cancelled and late.wait(5) is True
     with pytest.raises(asyncio.CancelledError):
         late.raise_if_cancelled()
+
+
+# -- the live transport and the prediction helpers load on first use -------------------------
+
+
+def test_live_and_predict_names_load_on_first_use_and_stay_importable() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, labkit, labkit.cli\n"
+        "before = sorted(m for m in ('labkit.live', 'labkit.predict') if m in sys.modules)\n"
+        "from labkit import LiveProfile, check\n"
+        "from labkit.live import LiveProfile as Direct\n"
+        "assert LiveProfile is Direct and labkit.LiveTransport.__name__ == 'LiveTransport'\n"
+        "assert labkit.Checks is __import__('labkit.predict').predict.Checks\n"
+        "assert set(labkit.__all__) <= set(dir(labkit))\n"
+        "print(before)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+    with pytest.raises(AttributeError):
+        labkit.no_such_name  # type: ignore[attr-defined]  # noqa: B018
