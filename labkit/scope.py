@@ -123,6 +123,7 @@ class Usage(NamedTuple):
     """Seconds since the scope started (0.0 before it starts)."""
 
 
+_validate_event = ControlEvent.__pydantic_validator__.validate_python  # the constructor's validation, called with a dict
 _INTERNED: dict[tuple[str, str, int], ControlEvent] = {}
 _INTERN_COUNTS = 64  # a run's few events repeat run after run; a long-lived scope's high counts do not
 _INTERN_MAX = 4096
@@ -138,7 +139,7 @@ def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
     key = (kind._value_, name, count)
     event = _INTERNED.get(key)
     if event is None:
-        event = ControlEvent(kind=kind, name=name, count=count)
+        event = _validate_event({"kind": kind, "name": name, "count": count})  # = ControlEvent(kind=..., ...)
         if count <= _INTERN_COUNTS and len(_INTERNED) < _INTERN_MAX and type(name) is str:
             _INTERNED[key] = event
     return event
@@ -410,12 +411,19 @@ class ExecutionScope:
     def _admit(self, tool: GuardedTool, key: str) -> int:
         with self._lock:
             self._check_locked()
-            for rule in GUARD_RULES:
-                stop = rule(self, tool, key)
-                if stop is not None:
-                    self._halt_locked(stop)
+            seen = self._signatures.get(key, 0)
+            limits = self.limits
+            if not (
+                tool.capability in self.capabilities
+                and self._tool_calls < limits.tool_calls
+                and seen < limits.repetitions
+            ):  # some rule refuses: ask them in their fixed order, so the first refusing one decides
+                for rule in GUARD_RULES:
+                    stop = rule(self, tool, key)
+                    if stop is not None:
+                        self._halt_locked(stop)
             self._tool_calls += 1
-            self._signatures[key] = self._signatures.get(key, 0) + 1
+            self._signatures[key] = seen + 1
             self._events.append(_event(EventKind.TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 

@@ -456,3 +456,34 @@ def test_live_and_predict_names_load_on_first_use_and_stay_importable() -> None:
     assert result.stdout.strip() == "[]"
     with pytest.raises(AttributeError):
         labkit.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+# -- the guard's one-line admit equals asking GUARD_RULES in order (SPEC §3.1) -----------------
+
+
+def _echo(input: int) -> int:
+    return input
+
+
+@pytest.mark.parametrize("granted", [True, False])
+@pytest.mark.parametrize("budget_left", [True, False])
+@pytest.mark.parametrize("new_signature", [True, False])
+def test_the_guard_refuses_with_the_first_rule_that_refuses(granted: bool, budget_left: bool, new_signature: bool) -> None:
+    from labkit.scope import GUARD_RULES
+
+    scope = ExecutionScope(Limits(tool_calls=2 if budget_left else 1, repetitions=1), {"ok"})
+    tool = scope.tool("t", "ok" if granted else "missing", _echo)
+    key = tool._key_and_kwargs(tool.bind({"input": 1}))[0]
+    scope._check_locked()  # start the scope
+    scope._tool_calls = 1  # one attempt admitted before (hand-built state, as the rule tests do)
+    if not new_signature:
+        scope._signatures[key] = 1
+    expected = next((stop.reason for rule in GUARD_RULES if (stop := rule(scope, tool, key))), None)
+    if expected is None:
+        assert tool.invoke({"input": 1}) == 1
+        assert scope.events[-1] == ControlEvent(kind=EventKind.TOOL_CALL, name="t", count=2)
+    else:
+        with pytest.raises(labkit.RunHalted) as info:
+            tool.invoke({"input": 1})
+        assert info.value.reason is expected and scope.stop_reason is expected
+        assert scope.usage.tool_calls == 1  # nothing reserved for a refused call
