@@ -53,6 +53,7 @@ class Call:
     name: str
     arguments: Mapping[str, Any] | str = field(default_factory=dict)
     id: str | None = None
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -66,10 +67,18 @@ class Call:
             raise TypeError(f"Call id must be a str, not {type(self.id).__name__}")
 
     def text(self) -> str:
-        """The arguments as the JSON text a model would send."""
+        """The arguments as the JSON text a model would send.
+
+        Encoded at the first call and kept (a step is replayed run after run);
+        change a step by making a new ``Call``, not by mutating its arguments.
+        """
         if isinstance(self.arguments, str):
             return self.arguments
-        return _encode(self.arguments if type(self.arguments) is dict else dict(self.arguments))
+        text = self._text
+        if text is None:
+            text = _encode(self.arguments if type(self.arguments) is dict else dict(self.arguments))
+            object.__setattr__(self, "_text", text)  # a cache, not a field (frozen dataclass)
+        return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -487,3 +487,17 @@ def test_the_guard_refuses_with_the_first_rule_that_refuses(granted: bool, budge
             tool.invoke({"input": 1})
         assert info.value.reason is expected and scope.stop_reason is expected
         assert scope.usage.tool_calls == 1  # nothing reserved for a refused call
+
+
+def test_a_call_encodes_its_arguments_once_and_stays_an_equal_value() -> None:
+    from labkit import Call
+
+    call = Call("read_ticket", {"input": 42, "note": "é"})
+    assert call.text() == json.dumps({"input": 42, "note": "é"})
+    assert call.text() is call.text()
+    assert call == Call("read_ticket", {"input": 42, "note": "é"})  # the kept text is not compared
+    assert "_text" not in repr(call)
+    with pytest.raises(Exception):
+        call.name = "other"  # type: ignore[misc]  # still frozen
+    with pytest.raises(TypeError):
+        Call("t", {"x": {1, 2}}).text()  # not JSON: still refused when the model would send it
