@@ -109,7 +109,7 @@ async def run_agent(
         scope._cancel_by_caller()
         raise
     finally:
-        scope._finish()
+        events, usage = scope._finish()  # one locked step; nothing is recorded after it
     if task is not None and task.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
@@ -119,9 +119,9 @@ async def run_agent(
         {
             "status": status,
             "text": None if status.is_stop else text,
-            "events": scope.events,
+            "events": events,
             "transcript": tuple(transcript),
-            "usage": scope.usage,
+            "usage": usage,
             "limits": scope.limits,
         }
     )

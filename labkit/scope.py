@@ -478,11 +478,13 @@ class ExecutionScope:
                 self._start_locked()
             self._run_loop, self._run_expire = loop, expire
 
-    def _finish(self) -> None:
+    def _finish(self) -> tuple[tuple[ControlEvent, ...], Usage]:
+        """End the run; return its events and usage (final: a finished scope records nothing more)."""
         with self._lock:
             self._state = _State.FINISHED
             self._run_expire = None
             self._token._set()
+            return tuple(self._events), self._usage_locked()
 
 
 def _limits(limits: object) -> Limits:

@@ -501,3 +501,10 @@ def test_a_call_encodes_its_arguments_once_and_stays_an_equal_value() -> None:
         call.name = "other"  # type: ignore[misc]  # still frozen
     with pytest.raises(TypeError):
         Call("t", {"x": {1, 2}}).text()  # not JSON: still refused when the model would send it
+
+
+def test_an_outcome_has_the_scope_events_and_usage_at_the_end() -> None:
+    setup = labkit.prepare("changing", agent="simple")
+    outcome = labkit.run(setup)
+    assert outcome.events == setup.scope.events
+    assert tuple(outcome.usage)[:3] == tuple(setup.scope.usage)[:3] == (5, 4, 1)
