@@ -67,8 +67,8 @@ async def observe_middleware(invocation: ToolInvocation, next: Next) -> Any:
     return await next(invocation)
 
 
-async def _call_tool(invocation: ToolInvocation) -> Any:
-    return await invocation.tool.ainvoke(invocation.call.arguments)
+def _call_tool(invocation: ToolInvocation) -> Awaitable[Any]:
+    return invocation.tool.ainvoke(invocation.call.arguments)  # the awaitable itself: no extra coroutine frame
 
 
 def _pipeline(middleware: Sequence[Middleware]) -> Next:
@@ -79,8 +79,8 @@ def _pipeline(middleware: Sequence[Middleware]) -> Next:
 
 
 def _bind(mw: Middleware, next: Next) -> Next:
-    async def step(invocation: ToolInvocation) -> Any:
-        return await mw(invocation, next)
+    def step(invocation: ToolInvocation) -> Awaitable[Any]:
+        return mw(invocation, next)  # the middleware's awaitable, awaited by the caller (one frame less per step)
 
     return step
 
