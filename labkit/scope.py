@@ -129,17 +129,27 @@ _INTERN_COUNTS = 64  # a run's few events repeat run after run; a long-lived sco
 _INTERN_MAX = 4096
 
 
-def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
-    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable.
+_KINDS = EventKind._value2member_map_
+_MODEL_CALL, _MIDDLEWARE, _TOOL_CALL = EventKind.MODEL_CALL.value, EventKind.MIDDLEWARE.value, EventKind.TOOL_CALL.value
+
+_Record = tuple[str, str, int]
+"""An event as the scope records it: ``(kind text, name, count)``. Plain text and a number, so
+the garbage collector stops tracking the tuple; a ControlEvent (with its dict and field set)
+is made when the events are read. A scope seeing many calls then does not grow the heap that
+every full collection walks."""
+
+
+def _event(kind: str, name: str, count: int) -> ControlEvent:
+    """The :class:`ControlEvent` of a record, shared between runs: events are frozen values, so equal ones are interchangeable.
 
     Keyed by the kind's text (an enum member's own hash is a Python-level call);
     only small counts are kept, at most ``_INTERN_MAX`` events, so a scope that
     sees many calls does not crowd out the events every run repeats.
     """
-    key = (kind._value_, name, count)
+    key = (kind, name, count)
     event = _INTERNED.get(key)
     if event is None:
-        event = _validate_event({"kind": kind, "name": name, "count": count})  # = ControlEvent(kind=..., ...)
+        event = _validate_event({"kind": _KINDS[kind], "name": name, "count": count})  # = ControlEvent(...)
         if count <= _INTERN_COUNTS and len(_INTERNED) < _INTERN_MAX and type(name) is str:
             _INTERNED[key] = event
     return event
@@ -241,7 +251,8 @@ class ExecutionScope:
         self._clock = clock
         self._lock = threading.Lock()
         self._state = _State.READY
-        self._events: list[ControlEvent] = []
+        self._records: list[_Record] = []  # appended under the lock, in order
+        self._events: list[ControlEvent] = []  # the records read so far, as events
         self._model_calls = 0
         self._tool_calls = 0
         self._middleware_seen = 0
@@ -277,8 +288,11 @@ class ExecutionScope:
 
         Raises:
             DuplicateToolError: ``name`` already names a tool in this scope.
-            TypeError: ``body`` is not callable or a parameter has no annotation.
+            TypeError: ``name`` is not a string, ``body`` is not callable or a
+                parameter has no annotation.
         """
+        if not isinstance(name, str):
+            raise TypeError(f"a tool name is a str, not {type(name).__name__}")
         with self._lock:
             if name in self._tools:
                 raise DuplicateToolError(
@@ -300,7 +314,13 @@ class ExecutionScope:
     def events(self) -> tuple[ControlEvent, ...]:
         """A snapshot of the ordered control events."""
         with self._lock:
-            return tuple(self._events)
+            return self._events_locked()
+
+    def _events_locked(self) -> tuple[ControlEvent, ...]:
+        events, records = self._events, self._records
+        for index in range(len(events), len(records)):
+            events.append(_event(*records[index]))
+        return tuple(events)
 
     @property
     def stop_reason(self) -> StopReason | None:
@@ -398,15 +418,21 @@ class ExecutionScope:
                     )
                 )
             self._model_calls += 1
-            self._events.append(_event(EventKind.MODEL_CALL, "model", self._model_calls))
+            self._records.append((_MODEL_CALL, "model", self._model_calls))
             return self._model_calls
 
     def observe_middleware(self, name: str) -> None:
-        """Record a ``Middleware`` event for tool ``name`` (nothing once the run stopped)."""
+        """Record a ``Middleware`` event for tool ``name`` (nothing once the run stopped).
+
+        Raises:
+            TypeError: ``name`` is not a string (checked before anything is counted).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"a middleware event names a tool (str), not {type(name).__name__}")
         with self._lock:
             self._check_locked()
             self._middleware_seen += 1
-            self._events.append(_event(EventKind.MIDDLEWARE, name, self._middleware_seen))
+            self._records.append((_MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
         with self._lock:
@@ -424,7 +450,7 @@ class ExecutionScope:
                         self._halt_locked(stop)
             self._tool_calls += 1
             self._signatures[key] = seen + 1
-            self._events.append(_event(EventKind.TOOL_CALL, tool.name, self._tool_calls))
+            self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
     # -- stopping -------------------------------------------------------------------
@@ -438,7 +464,7 @@ class ExecutionScope:
         if self._stop is not None or self._state is _State.FINISHED:
             return False
         self._stop = stop.reason
-        self._events.append(ControlEvent(kind=EventKind(stop.reason.value), name=stop.name, count=stop.count))
+        self._records.append((stop.reason.value, stop.name, stop.count))
         self._token._set()
         if self._run_expire is not None and not inside_run and _current_scope.get() is not self:
             # Stopped from outside the run (another thread or task): cancel the run now.
@@ -484,7 +510,7 @@ class ExecutionScope:
             self._state = _State.FINISHED
             self._run_expire = None
             self._token._set()
-            return tuple(self._events), self._usage_locked()
+            return self._events_locked(), self._usage_locked()
 
 
 def _limits(limits: object) -> Limits:

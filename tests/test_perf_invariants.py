@@ -508,3 +508,30 @@ def test_an_outcome_has_the_scope_events_and_usage_at_the_end() -> None:
     outcome = labkit.run(setup)
     assert outcome.events == setup.scope.events
     assert tuple(outcome.usage)[:3] == tuple(setup.scope.usage)[:3] == (5, 4, 1)
+
+
+# -- events are recorded as plain records and read as ControlEvents ------------------------------
+
+
+def test_events_read_twice_are_the_same_objects_in_the_same_order() -> None:
+    scope = ExecutionScope(Limits(tool_calls=100, repetitions=100), {"x"})
+    tool = scope.tool("t", "x", _echo)
+    for i in range(80):  # past the interned counts
+        tool.invoke({"input": i})
+        scope.observe_middleware("t")
+    first = scope.events
+    tool.invoke({"input": 1})
+    second = scope.events
+    assert second[: len(first)] == first and all(a is b for a, b in zip(first, second, strict=False))
+    assert [e.count for e in second if e.kind is EventKind.TOOL_CALL] == list(range(1, 82))
+    assert all(type(e) is ControlEvent and type(e.kind) is EventKind for e in second)
+    assert second[-1] == ControlEvent(kind=EventKind.TOOL_CALL, name="t", count=81)
+
+
+def test_a_name_that_is_not_text_is_refused_before_anything_is_counted() -> None:
+    scope = ExecutionScope(Limits(), {"x"})
+    with pytest.raises(TypeError):
+        scope.tool(42, "x", _echo)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        scope.observe_middleware(42)  # type: ignore[arg-type]
+    assert scope.events == () and scope.tools == ()
