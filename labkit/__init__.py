@@ -4,7 +4,13 @@ The core (this package's top level) imports only the standard library and
 pydantic. The teaching helpers live in :mod:`labkit.frames`,
 :mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
 or ipywidgets only when imported.
+
+``LiveProfile``/``LiveTransport`` (:mod:`labkit.live`) and the prediction
+helpers (:mod:`labkit.predict`) are loaded on first use of their names, so
+``import labkit`` and the console's scripted runs do not pay for them.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from .agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
@@ -23,9 +29,7 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .live import LiveProfile, LiveTransport
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
-from .predict import Check, Checks, Comparison, check, compare
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, get_scenario
@@ -33,7 +37,38 @@ from .scope import CancelToken, ExecutionScope, GuardedTool, Usage
 from .scripted import Call, Fail, Hang, Say, ScriptedTransport
 from .signature import canonical, signature
 
+if TYPE_CHECKING:
+    from .live import LiveProfile, LiveTransport
+    from .predict import Check, Checks, Comparison, check, compare
+
 __version__ = "0.1.0"
+
+_LAZY = {
+    "LiveProfile": "live",
+    "LiveTransport": "live",
+    "Check": "predict",
+    "Checks": "predict",
+    "Comparison": "predict",
+    "check": "predict",
+    "compare": "predict",
+}
+"""Public names imported from their module on first use (PEP 562)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'labkit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "EXIT_CANCELLED",

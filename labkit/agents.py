@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .scope import ExecutionScope, GuardedTool
+from .scope import ExecutionScope, GuardedTool, _schema_text
 
 __all__ = [
     "HarnessAgent",
@@ -63,13 +63,12 @@ async def observe_middleware(invocation: ToolInvocation, next: Next) -> Any:
     It runs before the guard, so a refused call shows a ``Middleware`` event
     and no ``ToolCall``. It observes; authorisation stays in the guard.
     """
-    invocation.scope.check_cancellation()
-    invocation.scope.observe_middleware(invocation.tool.name)
+    invocation.scope.observe_middleware(invocation.tool.name)  # checks cancellation first, under the same lock
     return await next(invocation)
 
 
-async def _call_tool(invocation: ToolInvocation) -> Any:
-    return await invocation.tool.ainvoke(invocation.call.arguments)
+def _call_tool(invocation: ToolInvocation) -> Awaitable[Any]:
+    return invocation.tool.ainvoke(invocation.call.arguments)  # the awaitable itself: no extra coroutine frame
 
 
 def _pipeline(middleware: Sequence[Middleware]) -> Next:
@@ -80,8 +79,8 @@ def _pipeline(middleware: Sequence[Middleware]) -> Next:
 
 
 def _bind(mw: Middleware, next: Next) -> Next:
-    async def step(invocation: ToolInvocation) -> Any:
-        return await mw(invocation, next)
+    def step(invocation: ToolInvocation) -> Awaitable[Any]:
+        return mw(invocation, next)  # the middleware's awaitable, awaited by the caller (one frame less per step)
 
     return step
 
@@ -142,7 +141,7 @@ class SimpleAgent:
             if tool.name in self._tools:
                 raise DuplicateToolError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
-        self._specs = tuple(ToolSpec.of(t) for t in self._tools.values())
+        self._specs = tuple(_spec(t) for t in self._tools.values())
         self._handler = _pipeline(self.middleware)
 
     @property
@@ -168,11 +167,13 @@ class SimpleAgent:
         transcript.append(_system_message(self.instructions))
         transcript.append(_user_message(prompt))
         for _ in range(self.max_iterations):
-            request = ChatRequest(
-                messages=tuple(transcript),
-                tools=self._specs,
-                stream=self.stream,
-                max_output_tokens=self.max_output_tokens,
+            request = _validate_request(  # validated as ChatRequest(...) would, without its Python wrapper
+                {
+                    "messages": tuple(transcript),
+                    "tools": self._specs,
+                    "stream": self.stream,
+                    "max_output_tokens": self.max_output_tokens,
+                }
             )
             if self.stream:
                 reply = await assemble(self.client.stream(request))
@@ -241,6 +242,27 @@ class SimpleAgent:
                     transcript.append(task.result())
         if halt is not None:
             raise halt
+
+
+_validate_request = ChatRequest.__pydantic_validator__.validate_python
+
+
+def _spec(tool: GuardedTool) -> ToolSpec:
+    """The spec shown to the model; shared between runs (read-only schema) for labkit's own tools."""
+    if type(tool) is GuardedTool:
+        return _shared_spec(tool.name, tool.description, tool.arguments_model)
+    return ToolSpec.of(tool)
+
+
+@lru_cache(maxsize=512)
+def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) -> ToolSpec:
+    # Same name, description and argument model give the same spec. Validated once as
+    # ToolSpec.of would; the stored schema is then frozen (a read-only dict, nested values too),
+    # so neither a run nor a transport can change what another run shows the model.
+    from ._frozen import freeze  # first spec only; not needed to import labkit
+
+    checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
+    return ToolSpec.model_construct(name=checked.name, description=checked.description, parameters=freeze(checked.parameters))
 
 
 # Messages are frozen values: the same instructions and prompt, run after run, can share one.

@@ -74,21 +74,27 @@ class Message(BaseModel):
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
 
+    # The constructors below validate exactly as ``cls(**fields)`` does, through the model's own
+    # validator called with a dict (``model_validate`` without its Python wrapper): ~0.4 µs less
+    # per message, and a run builds several.
+
     @classmethod
     def system(cls, text: str) -> Message:
-        return cls(role=Role.SYSTEM, text=text)
+        return cls.__pydantic_validator__.validate_python({"role": Role.SYSTEM, "text": text})
 
     @classmethod
     def user(cls, text: str) -> Message:
-        return cls(role=Role.USER, text=text)
+        return cls.__pydantic_validator__.validate_python({"role": Role.USER, "text": text})
 
     @classmethod
     def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] = ()) -> Message:
-        return cls(role=Role.ASSISTANT, text=text, tool_calls=tool_calls)
+        return cls.__pydantic_validator__.validate_python(
+            {"role": Role.ASSISTANT, "text": text, "tool_calls": tool_calls}
+        )
 
     @classmethod
     def tool_result(cls, call_id: str, text: str) -> Message:
-        return cls(role=Role.TOOL, text=text, tool_call_id=call_id)
+        return cls.__pydantic_validator__.validate_python({"role": Role.TOOL, "text": text, "tool_call_id": call_id})
 
 
 class ToolSpec(BaseModel):

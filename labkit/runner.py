@@ -109,20 +109,25 @@ async def run_agent(
         scope._cancel_by_caller()
         raise
     finally:
-        scope._finish()
+        events, usage = scope._finish()  # one locked step; nothing is recorded after it
     if task is not None and task.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
     if status is None:
         status = RunStatus.COMPLETED if is_complete() else RunStatus.INCOMPLETE
-    return RunOutcome(
-        status=status,
-        text=None if status.is_stop else text,
-        events=scope.events,
-        transcript=tuple(transcript),
-        usage=scope.usage,
-        limits=scope.limits,
+    return _validate_outcome(  # validated as RunOutcome(...) would, without its Python wrapper
+        {
+            "status": status,
+            "text": None if status.is_stop else text,
+            "events": events,
+            "transcript": tuple(transcript),
+            "usage": usage,
+            "limits": scope.limits,
+        }
     )
+
+
+_validate_outcome = RunOutcome.__pydantic_validator__.validate_python
 
 
 @dataclass

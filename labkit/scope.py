@@ -45,7 +45,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, cr
 from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .signature import NonFiniteNumber, signature
+from .signature import NonFiniteNumber, _dumps_str, _encode_str, _number, signature
 
 __all__ = ["GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
 
@@ -66,27 +66,45 @@ class CancelToken:
     in a thread and can only stop early by looking at the token.
     """
 
-    __slots__ = ("_event",)
+    __slots__ = ("_cancelled", "_event")
+
+    # A threading.Event costs ~2 µs to make and most runs never wait on their token, so the
+    # flag is a plain attribute and the Event is made by the first wait(). _set() writes the
+    # flag before reading _event; wait() publishes _event before reading the flag; so either
+    # _set() sees the Event and sets it, or wait() sees the flag (each step is atomic under the GIL).
+    _event_lock = threading.Lock()  # only makes the Event, once per token that is waited on
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._cancelled = False
+        self._event: threading.Event | None = None
 
     @property
     def cancelled(self) -> bool:
         """True once the run was stopped, cancelled or ran out of time."""
-        return self._event.is_set()
+        return self._cancelled
 
     def raise_if_cancelled(self) -> None:
         """Raise :class:`asyncio.CancelledError` if the run is cancelled."""
-        if self._event.is_set():
+        if self._cancelled:
             raise asyncio.CancelledError("the run was cancelled")
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block up to ``timeout_s`` seconds for cancellation; return whether it happened."""
-        return self._event.wait(timeout_s)
+        event = self._event
+        if event is None:
+            with CancelToken._event_lock:
+                if self._event is None:
+                    self._event = threading.Event()
+                event = self._event
+        if self._cancelled:
+            event.set()
+        return event.wait(timeout_s)
 
     def _set(self) -> None:
-        self._event.set()
+        self._cancelled = True
+        event = self._event
+        if event is not None:
+            event.set()
 
     def __repr__(self) -> str:
         return f"CancelToken(cancelled={self.cancelled})"
@@ -105,10 +123,36 @@ class Usage(NamedTuple):
     """Seconds since the scope started (0.0 before it starts)."""
 
 
-@lru_cache(maxsize=4096)
-def _event(kind: EventKind, name: str, count: int) -> ControlEvent:
-    """A :class:`ControlEvent`, shared between runs: events are frozen values, so equal ones are interchangeable."""
-    return ControlEvent(kind=kind, name=name, count=count)
+_validate_event = ControlEvent.__pydantic_validator__.validate_python  # the constructor's validation, called with a dict
+_INTERNED: dict[tuple[str, str, int], ControlEvent] = {}
+_INTERN_COUNTS = 64  # a run's few events repeat run after run; a long-lived scope's high counts do not
+_INTERN_MAX = 4096
+
+
+_KINDS = EventKind._value2member_map_
+_MODEL_CALL, _MIDDLEWARE, _TOOL_CALL = EventKind.MODEL_CALL.value, EventKind.MIDDLEWARE.value, EventKind.TOOL_CALL.value
+
+_Record = tuple[str, str, int]
+"""An event as the scope records it: ``(kind text, name, count)``. Plain text and a number, so
+the garbage collector stops tracking the tuple; a ControlEvent (with its dict and field set)
+is made when the events are read. A scope seeing many calls then does not grow the heap that
+every full collection walks."""
+
+
+def _event(kind: str, name: str, count: int) -> ControlEvent:
+    """The :class:`ControlEvent` of a record, shared between runs: events are frozen values, so equal ones are interchangeable.
+
+    Keyed by the kind's text (an enum member's own hash is a Python-level call);
+    only small counts are kept, at most ``_INTERN_MAX`` events, so a scope that
+    sees many calls does not crowd out the events every run repeats.
+    """
+    key = (kind, name, count)
+    event = _INTERNED.get(key)
+    if event is None:
+        event = _validate_event({"kind": _KINDS[kind], "name": name, "count": count})  # = ControlEvent(...)
+        if count <= _INTERN_COUNTS and len(_INTERNED) < _INTERN_MAX and type(name) is str:
+            _INTERNED[key] = event
+    return event
 
 
 class _State(Enum):
@@ -207,7 +251,8 @@ class ExecutionScope:
         self._clock = clock
         self._lock = threading.Lock()
         self._state = _State.READY
-        self._events: list[ControlEvent] = []
+        self._records: list[_Record] = []  # appended under the lock, in order
+        self._events: list[ControlEvent] = []  # the records read so far, as events
         self._model_calls = 0
         self._tool_calls = 0
         self._middleware_seen = 0
@@ -243,8 +288,11 @@ class ExecutionScope:
 
         Raises:
             DuplicateToolError: ``name`` already names a tool in this scope.
-            TypeError: ``body`` is not callable or a parameter has no annotation.
+            TypeError: ``name`` is not a string, ``body`` is not callable or a
+                parameter has no annotation.
         """
+        if not isinstance(name, str):
+            raise TypeError(f"a tool name is a str, not {type(name).__name__}")
         with self._lock:
             if name in self._tools:
                 raise DuplicateToolError(
@@ -266,7 +314,13 @@ class ExecutionScope:
     def events(self) -> tuple[ControlEvent, ...]:
         """A snapshot of the ordered control events."""
         with self._lock:
-            return tuple(self._events)
+            return self._events_locked()
+
+    def _events_locked(self) -> tuple[ControlEvent, ...]:
+        events, records = self._events, self._records
+        for index in range(len(events), len(records)):
+            events.append(_event(*records[index]))
+        return tuple(events)
 
     @property
     def stop_reason(self) -> StopReason | None:
@@ -364,26 +418,39 @@ class ExecutionScope:
                     )
                 )
             self._model_calls += 1
-            self._events.append(_event(EventKind.MODEL_CALL, "model", self._model_calls))
+            self._records.append((_MODEL_CALL, "model", self._model_calls))
             return self._model_calls
 
     def observe_middleware(self, name: str) -> None:
-        """Record a ``Middleware`` event for tool ``name`` (nothing once the run stopped)."""
+        """Record a ``Middleware`` event for tool ``name`` (nothing once the run stopped).
+
+        Raises:
+            TypeError: ``name`` is not a string (checked before anything is counted).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"a middleware event names a tool (str), not {type(name).__name__}")
         with self._lock:
             self._check_locked()
             self._middleware_seen += 1
-            self._events.append(_event(EventKind.MIDDLEWARE, name, self._middleware_seen))
+            self._records.append((_MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
         with self._lock:
             self._check_locked()
-            for rule in GUARD_RULES:
-                stop = rule(self, tool, key)
-                if stop is not None:
-                    self._halt_locked(stop)
+            seen = self._signatures.get(key, 0)
+            limits = self.limits
+            if not (
+                tool.capability in self.capabilities
+                and self._tool_calls < limits.tool_calls
+                and seen < limits.repetitions
+            ):  # some rule refuses: ask them in their fixed order, so the first refusing one decides
+                for rule in GUARD_RULES:
+                    stop = rule(self, tool, key)
+                    if stop is not None:
+                        self._halt_locked(stop)
             self._tool_calls += 1
-            self._signatures[key] = self._signatures.get(key, 0) + 1
-            self._events.append(_event(EventKind.TOOL_CALL, tool.name, self._tool_calls))
+            self._signatures[key] = seen + 1
+            self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
     # -- stopping -------------------------------------------------------------------
@@ -397,7 +464,7 @@ class ExecutionScope:
         if self._stop is not None or self._state is _State.FINISHED:
             return False
         self._stop = stop.reason
-        self._events.append(ControlEvent(kind=EventKind(stop.reason.value), name=stop.name, count=stop.count))
+        self._records.append((stop.reason.value, stop.name, stop.count))
         self._token._set()
         if self._run_expire is not None and not inside_run and _current_scope.get() is not self:
             # Stopped from outside the run (another thread or task): cancel the run now.
@@ -437,11 +504,13 @@ class ExecutionScope:
                 self._start_locked()
             self._run_loop, self._run_expire = loop, expire
 
-    def _finish(self) -> None:
+    def _finish(self) -> tuple[tuple[ControlEvent, ...], Usage]:
+        """End the run; return its events and usage (final: a finished scope records nothing more)."""
         with self._lock:
             self._state = _State.FINISHED
             self._run_expire = None
             self._token._set()
+            return self._events_locked(), self._usage_locked()
 
 
 def _limits(limits: object) -> Limits:
@@ -469,6 +538,7 @@ class GuardedTool:
         "_body",
         "_is_async",
         "_scope",
+        "_signature_keys",
         "_token_param",
         "arguments_model",
         "capability",
@@ -491,6 +561,7 @@ class GuardedTool:
         self.name = name
         self.capability = capability
         self.arguments_model, self._token_param = _arguments_model(body, name)
+        self._signature_keys = _signature_keys(self.arguments_model)
         doc, self._is_async = _body_facts(body)
         self.description = description or doc or name
 
@@ -561,10 +632,24 @@ class GuardedTool:
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
         """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
-        for value in kwargs.values():
-            if type(value) not in _JSON_AS_IS:  # a value model_dump(mode="json") may convert (or find too deep)
+        # model_dump(mode="json") returns str, int, bool and None values unchanged, so for those the
+        # canonical text is written here directly: keys in code-point order (sorted once per
+        # model), each value as canonical() writes it. Any other value takes the general path.
+        parts = []
+        for field, key_text in self._signature_keys:
+            value = kwargs[field]
+            kind = type(value)
+            if kind is int:
+                parts.append(key_text + _number(value))
+            elif kind is str:
+                parts.append(key_text + _encode_str(value))
+            elif value is None:
+                parts.append(key_text + "null")
+            elif kind is bool:
+                parts.append(key_text + ("true" if value else "false"))
+            else:  # a value model_dump(mode="json") may convert (or find too deep)
                 return self._signature(bound), kwargs
-        return signature(self.name, kwargs), kwargs  # model_dump(mode="json") would return these values unchanged
+        return self.name + ":{" + ",".join(parts) + "}", kwargs
 
     def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
@@ -585,9 +670,26 @@ class GuardedTool:
         return result
 
     def _check_after_body(self) -> None:
-        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused).
+
+        Lock-free when nothing happened: the stop reason, the caller's
+        cancellation and the state only ever move one way (unset -> set,
+        RUNNING -> FINISHED), and each is one attribute read (atomic under the
+        GIL), so reading all of them clear, with the clock still before the
+        deadline, means they were all clear at the first read: the same answer
+        the locked check would have given then. Anything else takes the lock
+        and the full check (which records the deadline stop, first one wins).
+        """
+        scope = self._scope
+        if (
+            scope._stop is None
+            and not scope._caller_cancelled
+            and scope._state is _State.RUNNING
+            and scope._clock() < scope._deadline_at  # type: ignore[operator]  # set when RUNNING
+        ):
+            return
         try:
-            self._scope.check_cancellation()
+            scope.check_cancellation()
         except RunHalted as halt:
             raise RunHalted(
                 halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
@@ -599,8 +701,10 @@ class GuardedTool:
 
 # -- binding --------------------------------------------------------------------------
 
-_JSON_AS_IS = frozenset({str, int, bool, type(None)})
-"""Bound values whose JSON dump is the value itself (floats go through model_dump, which writes non-finite ones as constants)."""
+@lru_cache(maxsize=512)
+def _signature_keys(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """``(field, '"field":')`` pairs of a model's fields in code-point order, as canonical() writes object keys."""
+    return tuple((field, _dumps_str(field) + ":") for field in sorted(model.model_fields))
 
 
 def _reject_bool(value: Any) -> Any:

@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import json
 import threading
+from typing import Any
 
 import pytest
 
@@ -252,3 +253,275 @@ def test_equal_numbers_still_give_one_signature() -> None:
     assert labkit.signature("t", {"input": 42}) == labkit.signature("t", {"input": 42.0})
     assert labkit.signature("t", {"input": 420}) == labkit.signature("t", {"input": 4.2e2})
     assert labkit.signature("t", {"input": True}) != labkit.signature("t", {"input": 1})
+
+
+# -- the check after the body is lock-free when nothing happened (SPEC §3.1 step 4) --------------
+
+
+def test_the_deadline_passing_during_a_body_drops_its_result_and_records_the_stop() -> None:
+    from support import FakeClock
+
+    clock = FakeClock(10.0)
+    scope = ExecutionScope(Limits(deadline_s=1.0), {"x"}, clock=clock)
+
+    def slow(input: int) -> int:
+        clock.advance(1.0)  # the deadline passes while the body runs
+        return input
+
+    tool = scope.tool("slow", "x", slow)
+    with pytest.raises(labkit.RunHalted) as info:
+        tool.invoke({"input": 1})
+    assert info.value.reason is StopReason.DEADLINE_EXCEEDED
+    assert info.value.refused is False  # admitted and run: not a refusal
+    assert [(e.kind, e.count) for e in scope.events] == [(EventKind.TOOL_CALL, 1), (EventKind.DEADLINE_EXCEEDED, 1)]
+
+
+def test_a_stop_recorded_while_a_body_runs_drops_its_result_and_keeps_the_first_reason() -> None:
+    scope = ExecutionScope(Limits(tool_calls=1), {"x"})
+    holder: dict[str, labkit.GuardedTool] = {}
+
+    def body(input: int) -> int:
+        with pytest.raises(labkit.RunHalted):
+            holder["tool"].invoke({"input": input + 1})  # over budget: ToolBudget is recorded meanwhile
+        return input
+
+    holder["tool"] = scope.tool("t", "x", body)
+    with pytest.raises(labkit.RunHalted) as info:
+        holder["tool"].invoke({"input": 1})
+    assert info.value.reason is StopReason.TOOL_BUDGET and info.value.refused is False
+    assert [e.kind for e in scope.events] == [EventKind.TOOL_CALL, EventKind.TOOL_BUDGET]
+    assert scope.stop_reason is StopReason.TOOL_BUDGET
+
+
+def test_a_body_finishing_after_its_run_ended_is_not_returned() -> None:
+    scope = ExecutionScope(Limits(), {"x"})
+
+    def body(input: int) -> int:
+        scope._finish()  # the run ends while the body runs
+        return input
+
+    tool = scope.tool("t", "x", body)
+    with pytest.raises(labkit.ScopeStateError):
+        tool.invoke({"input": 1})
+
+
+# -- the guard writes scalar signatures directly (SPEC §3.2): same text as the general path ------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"zeta": 1, "Alpha": "a", "alpha": None, "é": True, "b": False},
+        {"zeta": -(10**20), "Alpha": 'q " \\ \n é 日本', "alpha": 0, "é": False, "b": None},
+        {"zeta": 420, "Alpha": "", "alpha": 2.5, "é": True, "b": [1, 2.0]},
+        {"zeta": 10**15, "Alpha": "x", "alpha": {"k": 1}, "é": True, "b": 1e2},
+    ],
+)
+def test_the_guard_signature_equals_the_signature_of_the_dumped_arguments(arguments: dict) -> None:
+    def body(zeta: int, Alpha: str, alpha: Any, é: bool, b: Any = None) -> None:  # noqa: N803
+        return None
+
+    tool = ExecutionScope(Limits(), {"x"}).tool("t", "x", body)
+    bound = tool.bind(arguments)
+    key, kwargs = tool._key_and_kwargs(bound)
+    assert key == labkit.signature("t", bound.model_dump(mode="json"))
+    assert kwargs == bound.__dict__
+
+
+def test_interned_events_equal_fresh_ones_and_high_counts_are_not_kept() -> None:
+    from labkit import scope as scope_module
+
+    event = scope_module._event(EventKind.TOOL_CALL, "read_ticket", 2)
+    assert event == ControlEvent(kind=EventKind.TOOL_CALL, name="read_ticket", count=2)
+    assert scope_module._event(EventKind.TOOL_CALL, "read_ticket", 2) is event
+    assert scope_module._event(EventKind.MIDDLEWARE, "read_ticket", 2).kind is EventKind.MIDDLEWARE
+    before = len(scope_module._INTERNED)
+    scope_module._event(EventKind.TOOL_CALL, "read_ticket", 10**6)
+    assert len(scope_module._INTERNED) == before
+
+
+# -- tool specs are shared between runs, read-only ------------------------------------------
+
+
+def test_shared_tool_specs_equal_fresh_ones_and_refuse_changes() -> None:
+    import copy
+    import pickle
+
+    first, second = labkit.prepare("complete"), labkit.prepare("complete")
+    specs = first.agent._specs
+    assert specs == tuple(labkit.ToolSpec.of(t) for t in second.agent.tools)
+    assert [s.model_dump() for s in specs] == [labkit.ToolSpec.of(t).model_dump() for t in second.agent.tools]
+    assert json.loads(specs[0].model_dump_json())["parameters"] == second.agent.tools[0].json_schema()
+    assert json.loads(json.dumps(specs[0].parameters)) == second.agent.tools[0].json_schema()
+    parameters = specs[0].parameters
+    assert isinstance(parameters, dict) and isinstance(parameters["required"], list)
+    for change in (
+        lambda: parameters.__setitem__("type", "array"),
+        lambda: parameters.pop("type"),
+        lambda: parameters.update(x=1),
+        lambda: parameters["properties"].clear(),
+        lambda: parameters["required"].append("other"),
+    ):
+        with pytest.raises(TypeError):
+            change()
+    assert second.agent._specs[0].parameters == labkit.ToolSpec.of(second.agent.tools[0]).parameters
+    mutable = copy.deepcopy(parameters)
+    mutable["required"].append("other")
+    assert type(mutable) is dict and "other" not in parameters["required"]
+    assert pickle.loads(pickle.dumps(specs[0])) == specs[0]
+    fresh = labkit.ToolSpec.of(first.agent.tools[0])
+    fresh.parameters["type"] = "changed"  # ToolSpec.of still gives the caller its own copy
+    assert labkit.ToolSpec.of(first.agent.tools[0]).parameters["type"] == "object"
+
+
+# -- messages built through the model's validator are validated like the constructor ---------
+
+
+def test_message_constructors_validate_like_the_model_constructor() -> None:
+    from pydantic import ValidationError
+
+    from labkit import Message, Role, ToolCall
+
+    call = ToolCall(id="c", name="t", arguments="{}")
+    assert Message.tool_result("c", "ok") == Message(role=Role.TOOL, text="ok", tool_call_id="c")
+    assert Message.assistant(None, (call,)) == Message(role=Role.ASSISTANT, tool_calls=(call,))
+    assert Message.system("s").model_fields_set == Message(role=Role.SYSTEM, text="s").model_fields_set
+    assert type(Message.user("u").role) is Role
+    with pytest.raises(ValidationError):
+        Message.tool_result(1, "ok")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Message.assistant("x", ({"id": 1},))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        Message.user("u").text = "changed"  # type: ignore[misc]  # still frozen
+
+
+def test_an_outcome_is_a_validated_frozen_run_outcome() -> None:
+    outcome = _run("complete", "harness").outcome  # type: ignore[attr-defined]
+    assert type(outcome) is labkit.RunOutcome
+    assert outcome.model_fields_set == set(labkit.RunOutcome.model_fields)
+    assert isinstance(outcome.usage, labkit.Usage) and isinstance(outcome.transcript, tuple)
+    with pytest.raises(Exception):
+        outcome.text = "x"  # type: ignore[misc]
+
+
+# -- the cancel token makes its Event only when a body waits on it --------------------------
+
+
+def test_a_token_waited_on_from_many_threads_wakes_every_waiter_once_set() -> None:
+    token = labkit.CancelToken()
+    assert not token.cancelled and token.wait(0) is False
+    woke: list[bool] = []
+    threads = [threading.Thread(target=lambda: woke.append(token.wait(5))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    token._set()
+    for thread in threads:
+        thread.join(5)
+    assert woke == [True] * 8
+    late = labkit.CancelToken()
+    late._set()  # set before anyone waited: the first wait returns at once
+    assert late.cancelled and late.wait(5) is True
+    with pytest.raises(asyncio.CancelledError):
+        late.raise_if_cancelled()
+
+
+# -- the live transport and the prediction helpers load on first use -------------------------
+
+
+def test_live_and_predict_names_load_on_first_use_and_stay_importable() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, labkit, labkit.cli\n"
+        "before = sorted(m for m in ('labkit.live', 'labkit.predict') if m in sys.modules)\n"
+        "from labkit import LiveProfile, check\n"
+        "from labkit.live import LiveProfile as Direct\n"
+        "assert LiveProfile is Direct and labkit.LiveTransport.__name__ == 'LiveTransport'\n"
+        "assert labkit.Checks is __import__('labkit.predict').predict.Checks\n"
+        "assert set(labkit.__all__) <= set(dir(labkit))\n"
+        "print(before)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+    with pytest.raises(AttributeError):
+        labkit.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+# -- the guard's one-line admit equals asking GUARD_RULES in order (SPEC §3.1) -----------------
+
+
+def _echo(input: int) -> int:
+    return input
+
+
+@pytest.mark.parametrize("granted", [True, False])
+@pytest.mark.parametrize("budget_left", [True, False])
+@pytest.mark.parametrize("new_signature", [True, False])
+def test_the_guard_refuses_with_the_first_rule_that_refuses(granted: bool, budget_left: bool, new_signature: bool) -> None:
+    from labkit.scope import GUARD_RULES
+
+    scope = ExecutionScope(Limits(tool_calls=2 if budget_left else 1, repetitions=1), {"ok"})
+    tool = scope.tool("t", "ok" if granted else "missing", _echo)
+    key = tool._key_and_kwargs(tool.bind({"input": 1}))[0]
+    scope._check_locked()  # start the scope
+    scope._tool_calls = 1  # one attempt admitted before (hand-built state, as the rule tests do)
+    if not new_signature:
+        scope._signatures[key] = 1
+    expected = next((stop.reason for rule in GUARD_RULES if (stop := rule(scope, tool, key))), None)
+    if expected is None:
+        assert tool.invoke({"input": 1}) == 1
+        assert scope.events[-1] == ControlEvent(kind=EventKind.TOOL_CALL, name="t", count=2)
+    else:
+        with pytest.raises(labkit.RunHalted) as info:
+            tool.invoke({"input": 1})
+        assert info.value.reason is expected and scope.stop_reason is expected
+        assert scope.usage.tool_calls == 1  # nothing reserved for a refused call
+
+
+def test_a_call_encodes_its_arguments_once_and_stays_an_equal_value() -> None:
+    from labkit import Call
+
+    call = Call("read_ticket", {"input": 42, "note": "é"})
+    assert call.text() == json.dumps({"input": 42, "note": "é"})
+    assert call.text() is call.text()
+    assert call == Call("read_ticket", {"input": 42, "note": "é"})  # the kept text is not compared
+    assert "_text" not in repr(call)
+    with pytest.raises(Exception):
+        call.name = "other"  # type: ignore[misc]  # still frozen
+    with pytest.raises(TypeError):
+        Call("t", {"x": {1, 2}}).text()  # not JSON: still refused when the model would send it
+
+
+def test_an_outcome_has_the_scope_events_and_usage_at_the_end() -> None:
+    setup = labkit.prepare("changing", agent="simple")
+    outcome = labkit.run(setup)
+    assert outcome.events == setup.scope.events
+    assert tuple(outcome.usage)[:3] == tuple(setup.scope.usage)[:3] == (5, 4, 1)
+
+
+# -- events are recorded as plain records and read as ControlEvents ------------------------------
+
+
+def test_events_read_twice_are_the_same_objects_in_the_same_order() -> None:
+    scope = ExecutionScope(Limits(tool_calls=100, repetitions=100), {"x"})
+    tool = scope.tool("t", "x", _echo)
+    for i in range(80):  # past the interned counts
+        tool.invoke({"input": i})
+        scope.observe_middleware("t")
+    first = scope.events
+    tool.invoke({"input": 1})
+    second = scope.events
+    assert second[: len(first)] == first and all(a is b for a, b in zip(first, second, strict=False))
+    assert [e.count for e in second if e.kind is EventKind.TOOL_CALL] == list(range(1, 82))
+    assert all(type(e) is ControlEvent and type(e.kind) is EventKind for e in second)
+    assert second[-1] == ControlEvent(kind=EventKind.TOOL_CALL, name="t", count=81)
+
+
+def test_a_name_that_is_not_text_is_refused_before_anything_is_counted() -> None:
+    scope = ExecutionScope(Limits(), {"x"})
+    with pytest.raises(TypeError):
+        scope.tool(42, "x", _echo)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        scope.observe_middleware(42)  # type: ignore[arg-type]
+    assert scope.events == () and scope.tools == ()
