@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,8 +134,9 @@ def build(root: Path, check: bool) -> list[str]:
     return stale
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def command(build: Callable[[Path, bool], list[str]], description: str, argv: list[str] | None) -> int:
+    """The command line shared by the generator scripts: write, or ``--check`` that nothing would change."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
     parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     args = parser.parse_args(argv)
@@ -142,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in stale:
         print(("out of date: " if args.check else "updated: ") + name)
     return 1 if args.check and stale else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return command(build, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

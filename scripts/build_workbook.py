@@ -24,7 +24,6 @@ reading order). ``workbook/glossary.md`` is written by hand and left alone.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import sys
 from pathlib import Path
@@ -179,14 +178,7 @@ def build(root: Path, check: bool) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
-    parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
-    args = parser.parse_args(argv)
-    stale = build(args.root.resolve(), args.check)
-    for name in stale:
-        print(("out of date: " if args.check else "updated: ") + name)
-    return 1 if args.check and stale else 0
+    return navigation.command(build, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

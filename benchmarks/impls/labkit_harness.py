@@ -1,12 +1,8 @@
-"""labkit, harness agent: ``await labkit.arun("complete", agent="harness")`` inside one running event loop.
-
-Everything per run is built fresh, as labkit requires: scope, tools, scripted
-transport, agent (one scope per request, SPEC §3).
-"""
+"""labkit, harness agent: ``await labkit.arun("complete", agent="harness")`` inside one running event loop."""
 
 from __future__ import annotations
 
-import labkit
+from ._labkit_async import make_for
 
 NAME = "labkit harness (await arun)"
 STYLE = "async"
@@ -14,12 +10,4 @@ IMPORTS = ("labkit",)
 
 
 def make():
-    async def run():
-        setup = labkit.prepare("complete", agent="harness")
-        outcome = await setup.arun()
-        model_calls = outcome.count("ModelCall")
-        if model_calls != setup.transport.calls:
-            return setup.task.entries, setup.task.completed, -1, outcome.text
-        return setup.task.entries, setup.task.is_complete(), model_calls, outcome.text
-
-    return run
+    return make_for("harness")
