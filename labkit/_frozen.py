@@ -4,8 +4,9 @@
 :class:`FrozenList`: still a ``dict`` and a ``list`` for every reader
 (``isinstance``, ``json.dumps``, pydantic serialisation, equality), but any
 change raises ``TypeError``, so one run (or a transport) cannot alter what
-the next run shows the model. ``copy.copy``/``copy.deepcopy`` and pickling
-give ordinary, mutable containers.
+the next run shows the model. ``copy.deepcopy`` and pickling give ordinary,
+mutable containers all the way down; ``copy.copy`` is shallow: the outer
+container is mutable, nested values stay read-only.
 """
 
 from __future__ import annotations

@@ -212,7 +212,16 @@ GUARD_RULES: tuple[Callable[[ExecutionScope, GuardedTool, str], _Stop | None], .
     _tool_budget,
     _repetition,
 )
-"""The guard's checks after cancellation, in SPEC §3.1 order."""
+"""The guard's checks after cancellation, in SPEC §3.1 order.
+
+The guard asks these rules, in this order, and the first that refuses
+decides. While ``GUARD_RULES`` holds exactly these three, the guard first
+tests their three conditions in one expression (the common "all admit"
+case) and asks the rules one by one only when one would refuse; replacing
+``GUARD_RULES`` (e.g. with an extra rule) makes every call ask the rules.
+"""
+
+_BUILTIN_RULES = GUARD_RULES
 
 
 class ExecutionScope:
@@ -439,11 +448,11 @@ class ExecutionScope:
             self._check_locked()
             seen = self._signatures.get(key, 0)
             limits = self.limits
-            if not (
+            if GUARD_RULES is not _BUILTIN_RULES or not (
                 tool.capability in self.capabilities
                 and self._tool_calls < limits.tool_calls
                 and seen < limits.repetitions
-            ):  # some rule refuses: ask them in their fixed order, so the first refusing one decides
+            ):  # some rule refuses (or the rules were changed): ask them in order; the first refusal decides
                 for rule in GUARD_RULES:
                     stop = rule(self, tool, key)
                     if stop is not None:

@@ -65,20 +65,20 @@ class Call:
             )
         if self.id is not None and not isinstance(self.id, str):
             raise TypeError(f"Call id must be a str, not {type(self.id).__name__}")
+        if not isinstance(self.arguments, str):
+            # A Call is a value: it keeps its own copy of the arguments, encoded once, here
+            # (a step is replayed run after run; changing the dict passed in changes nothing).
+            arguments = dict(self.arguments)
+            try:
+                text = _encode(arguments)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"Call arguments must be JSON values: {exc}") from None
+            object.__setattr__(self, "arguments", arguments)
+            object.__setattr__(self, "_text", text)
 
     def text(self) -> str:
-        """The arguments as the JSON text a model would send.
-
-        Encoded at the first call and kept (a step is replayed run after run);
-        change a step by making a new ``Call``, not by mutating its arguments.
-        """
-        if isinstance(self.arguments, str):
-            return self.arguments
-        text = self._text
-        if text is None:
-            text = _encode(self.arguments if type(self.arguments) is dict else dict(self.arguments))
-            object.__setattr__(self, "_text", text)  # a cache, not a field (frozen dataclass)
-        return text
+        """The arguments as the JSON text a model would send (raw text is sent as is)."""
+        return self.arguments if isinstance(self.arguments, str) else self._text  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import labkit
+
 import pytest
 
 from labkit import (
@@ -496,3 +498,25 @@ def test_repr_shows_state_and_counters() -> None:
     text = repr(scope)
     assert "running" in text
     assert "tool_calls=1/3" in text
+
+
+def test_a_rule_added_to_guard_rules_is_asked_on_every_call(monkeypatch) -> None:
+    import labkit.scope as scope_module
+
+    def closed_on_mondays(scope, tool, key):
+        return scope_module._Stop(labkit.StopReason.PERMISSION_DENIED, tool.name, 0, "closed")  # rules run under the lock
+
+    monkeypatch.setattr(scope_module, "GUARD_RULES", (*scope_module.GUARD_RULES, closed_on_mondays))
+    scope = ExecutionScope(Limits(tool_calls=5, repetitions=5), {"ticket.read"})
+    entered: list[int] = []
+
+    def read(input: int) -> str:
+        entered.append(input)
+        return "ok"
+
+    tool = scope.tool("read", "ticket.read", read)
+    with pytest.raises(RunHalted) as info:
+        tool.invoke({"input": 1})  # every built-in rule admits; the added one refuses
+    assert info.value.reason is labkit.StopReason.PERMISSION_DENIED
+    assert entered == []
+    assert [e.kind for e in scope.events] == ["PermissionDenied"]

@@ -183,3 +183,13 @@ async def test_a_step_function_returning_a_wrong_type_is_a_type_error(step: obje
 def test_malformed_steps_are_refused_when_made(make, words: str) -> None:
     with pytest.raises((TypeError, ValueError), match=words):
         make()
+
+
+def test_a_call_keeps_its_own_copy_of_the_arguments() -> None:
+    arguments = {"input": 42}
+    call = Call("read_ticket", arguments)
+    arguments["input"] = 43  # changing the dict afterwards changes nothing in the step
+    assert json.loads(call.text()) == {"input": 42}
+    assert call.arguments == {"input": 42}
+    with pytest.raises(TypeError, match="JSON values"):
+        Call("read_ticket", {"input": {1, 2}})
