@@ -35,13 +35,14 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from functools import lru_cache
 from typing import Annotated, Any, NamedTuple, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
+from ._sync import run_sync
 from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
@@ -667,7 +668,7 @@ class GuardedTool:
         on a private event loop. Safe to call from many threads at once.
         """
         if self._is_async or _running_loop() is not None:
-            return _run_coroutine_blocking(self.ainvoke(arguments))
+            return run_sync(self.ainvoke(arguments))  # the same interrupt handling as labkit.run
         bound = self.bind(arguments)
         scope = self._scope
         key, kwargs = self._key_and_kwargs(bound)
@@ -840,10 +841,3 @@ async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) 
 
     threading.Thread(target=target, name=f"labkit-body-{fn.__name__}", daemon=True).start()
     return await future
-
-
-def _run_coroutine_blocking(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to its end from sync code, even when the thread has a running loop."""
-    from ._sync import run_sync  # the same interrupt handling as labkit.run
-
-    return run_sync(coro)

@@ -31,7 +31,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_navigation as navigation  # noqa: E402
+import build_navigation as navigation
 
 ROOT = navigation.ROOT
 README = "README.md"
