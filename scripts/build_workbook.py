@@ -16,6 +16,10 @@ For each chapter:
   predict cell's ``metadata["labkit"]["hint"]``, written with the chapter;
   a predict cell without one gets :data:`GENERIC_NUDGE` (and the workbook
   test fails, so none ships that way);
+* a cell tagged ``exercise`` (code the learner writes, e.g. chapter 10's
+  scripts and guards) becomes its ``metadata["labkit"]["skeleton"]``, a
+  starting point that runs without error; the folded hint after it is made
+  as for a predict cell, with the solved cell as the answer;
 * the navigation cell links to ``README.md`` instead of the contents page.
 
 It also writes ``workbook/README.md`` (how to use the workbook and the
@@ -65,6 +69,22 @@ def scaffold(source: str) -> str:
     return "\n".join(lines)
 
 
+def skeleton_of(cell: nbformat.NotebookNode) -> str:
+    """An exercise cell's starting point (``metadata["labkit"]["skeleton"]``).
+
+    Raises:
+        SystemExit: the exercise cell has no skeleton, or it is not valid Python.
+    """
+    text = cell.metadata.get("labkit", {}).get("skeleton")
+    if not isinstance(text, str) or not text.strip():
+        raise SystemExit(f"exercise cell {cell.get('id')}: metadata labkit.skeleton is missing")
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        raise SystemExit(f"exercise cell {cell.get('id')}: its skeleton is not valid Python: {exc}") from None
+    return text
+
+
 def nudge_of(cell: nbformat.NotebookNode) -> str | None:
     """The predict cell's own nudge (``metadata["labkit"]["hint"]``), or ``None``."""
     text = cell.metadata.get("labkit", {}).get("hint")
@@ -95,9 +115,12 @@ def learner_edition(nb: nbformat.NotebookNode, nav: str) -> nbformat.NotebookNod
         metadata = {k: v for k, v in cell.metadata.items() if k != "execution"}
         new = nbformat.v4.new_code_cell(cell.source, metadata=metadata)
         new["id"] = cell["id"]
-        if "solution" in tags:
-            new.source = scaffold(cell.source)
-            new.metadata["tags"] = [t for t in tags if t != "solution"] + ["guess"]
+        if "solution" in tags or "exercise" in tags:
+            if "solution" in tags:
+                new.source = scaffold(cell.source)
+                new.metadata["tags"] = [t for t in tags if t != "solution"] + ["guess"]
+            else:
+                new.source = skeleton_of(cell)
             new.metadata.pop("labkit", None)  # the nudge is in the hint cell below
             help_cell = nbformat.v4.new_markdown_cell(hint(cell.source, nudge_of(cell)))
             help_cell["id"] = f"{cell['id']}-hint"[:64]

@@ -98,6 +98,39 @@ def test_hint_folds_the_answer_below_the_nudge_and_falls_back_to_a_generic_nudge
     assert book.nudge_of(bare) == "Count the admitted attempts."
 
 
+def test_an_exercise_cell_becomes_its_skeleton_with_the_solved_cell_folded_in_its_hint():
+    book = load("build_workbook")
+    solved = 'board["Incomplete"] = ScriptedModel(["Review finished."])'
+    skeleton = 'board["Incomplete"] = ...  # ScriptedModel([...])'
+    cell = nbformat.v4.new_code_cell(
+        solved, metadata={"tags": ["exercise"], "labkit": {"hint": "What must still be false?", "skeleton": skeleton}}
+    )
+    cell["id"] = "square"
+    cell.outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    learner = book.learner_edition(nb, "nav")
+    exercise, help_cell, nav = learner.cells
+    assert exercise.source == skeleton and exercise.outputs == [] and exercise.id == "square"
+    assert exercise.metadata["tags"] == ["exercise"] and "labkit" not in exercise.metadata
+    assert help_cell.id == "square-hint"
+    assert help_cell.source == book.hint(solved, "What must still be false?")
+    assert nav.id == "navigation"
+    for broken in ({"hint": "h"}, {"hint": "h", "skeleton": "   "}, {"hint": "h", "skeleton": "class X(:"}):
+        cell.metadata["labkit"] = broken
+        with pytest.raises(SystemExit, match="exercise cell square"):
+            book.learner_edition(nbformat.v4.new_notebook(cells=[cell]), "nav")
+
+
+def test_every_exercise_cell_has_a_nudge_and_a_skeleton_that_is_not_its_answer():
+    for path in chapters("notebooks"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if "exercise" not in cell.metadata.get("tags", []):
+                continue
+            own = cell.metadata.get("labkit", {})
+            assert isinstance(own.get("hint"), str) and own["hint"].strip(), f"{path.name} cell {cell.id}: no hint"
+            assert isinstance(own.get("skeleton"), str) and own["skeleton"].strip() != cell.source.strip()
+
+
 def test_every_predict_cell_has_its_own_nudge_that_does_not_name_the_answer():
     for path in chapters("notebooks"):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -119,7 +152,7 @@ def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_out
     for reference, learner in zip(chapters("notebooks"), chapters("workbook"), strict=True):
         ref = nbformat.read(reference, as_version=4)
         book = nbformat.read(learner, as_version=4)
-        solutions = [c for c in ref.cells if "solution" in c.metadata.get("tags", [])]
+        solutions = [c for c in ref.cells if {"solution", "exercise"} & set(c.metadata.get("tags", []))]
         hints = [c.source for c in book.cells if c.cell_type == "markdown" and c.source.startswith("<details>")]
         assert solutions, f"{reference.name} has no predict cell"
         assert len(hints) == len(solutions)
@@ -129,6 +162,10 @@ def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_out
             assert hint.startswith("<details><summary>Hint</summary>\n\n" + nudge + "\n\n<details><summary>Answer</summary>")
             assert hint.index(solution.source) > hint.index("<summary>Answer</summary>")
             assert hint.endswith("</details>\n\n</details>")
+        skeletons = {c.id: c.metadata["labkit"]["skeleton"] for c in solutions if "exercise" in c.metadata["tags"]}
+        for cell in book.cells:  # an exercise is left for the learner: its skeleton, not its answer
+            if cell.get("id") in skeletons:
+                assert cell.source == skeletons[cell.id], learner.name
         for cell in book.cells:
             if cell.cell_type == "code":
                 assert cell.outputs == [] and cell.execution_count is None, learner.name
