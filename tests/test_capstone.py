@@ -95,7 +95,12 @@ def test_an_empty_board_fails_and_asks_for_every_script_without_running_anything
         ("ModelBudget", ScriptedModel([READ_42, FINISH_42, "ok"]), "Completed", "model-call budget"),
         ("DeadlineExceeded", ScriptedModel(["ok"]), "Incomplete", "one deadline bounds the whole run"),
         ("PermissionDenied", ScriptedModel([READ_42]), "ScriptExhausted", "the script ran out"),
-        ("ProviderUnavailable", ScriptedModel([Fail(ValueError("bad"))]), "raised ValueError: bad", "programming error"),
+        (
+            "ProviderUnavailable",
+            ScriptedModel([Fail(ValueError("bad"))]),
+            "raised ValueError: bad",
+            "programming error",
+        ),
     ],
 )
 def test_a_wrong_square_says_what_came_instead_and_names_the_rule(status, wrong, got, hint):
@@ -106,7 +111,7 @@ def test_a_wrong_square_says_what_came_instead_and_names_the_rule(status, wrong,
     square = result[status]
     assert square.state == "wrong"
     assert square.line.startswith(f"{status:<20}not yet, both agents: ")
-    assert got in square.line and f"Hint: " in square.line and hint in square.line
+    assert got in square.line and "Hint: " in square.line and hint in square.line
     assert [s.status.value for s in result if not s.right] == [status]  # the others stay right
     assert str(result).splitlines()[-1] == "7 of 8 squares right"
 
@@ -282,8 +287,10 @@ def test_a_guard_that_runs_the_body_before_its_check_starts_a_body_for_every_thr
     for r in report.rounds:
         assert (r.admitted, r.refused, r.bodies_started) == (3, 5, 8)
     assert report.problems == (
-        "5 bodies ran for calls the guard refused: the check came after the body; "
-        "check and reserve first, then run the body",
+        (
+            "5 bodies ran for calls the guard refused: the check came after the body; "
+            "check and reserve first, then run the body"
+        ),
     )
 
 
@@ -304,14 +311,17 @@ def test_a_guard_that_never_pauses_does_not_pass_and_is_told_why():
 
 def test_the_unfinished_exercise_is_reported_not_raised():
     class Skeleton(GuardBase):
-        def admit(self, body):
-            ...
+        def admit(self, body): ...
 
     report = check_guard(Skeleton, rounds=1)
     assert not report.passed
-    assert report.problems == ("admit returned None, not True (admitted, body ran) or False (refused) (8 of 8 threads)",)
+    assert report.problems == (
+        "admit returned None, not True (admitted, body ran) or False (refused) (8 of 8 threads)",
+    )
     base = check_guard(GuardBase, rounds=1)
-    assert base.problems == ("admit raised NotImplementedError: GuardBase.admit(body) is not written yet (8 of 8 threads)",)
+    assert base.problems == (
+        "admit raised NotImplementedError: GuardBase.admit(body) is not written yet (8 of 8 threads)",
+    )
 
 
 def test_guards_that_admit_too_few_or_skip_the_body_fail():

@@ -1,0 +1,294 @@
+"""Status bingo (chapter 10): eight scripted models, one per status, checked under both agents.
+
+The learner fills a board (:func:`new_board`) with one :class:`ScriptedModel`
+per :class:`~labkit.RunStatus`; :func:`check_bingo` runs each under the simple
+and the harness agent and answers with one line per status: right, or which
+status came instead, the counters against the square's limits, and a hint
+naming the rule that decides. An unfinished square (``...``) is reported,
+never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScriptExhausted, UserError
+from ..limits import Limits
+from ..outcome import RunOutcome, RunStatus
+from ..runner import prepare, run
+from ..scenarios import ALL_CAPABILITIES, Scenario
+from ..scripted import ScriptedTransport, Step
+
+__all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
+
+AGENTS = ("simple", "harness")
+"""Every square runs under both agents (SPEC §5: the outcome must not depend on the agent)."""
+
+BINGO_LIMITS = Limits(deadline_s=0.5)
+"""The limits a square starts from, and the ceiling it may not exceed: the lesson's defaults
+(6 model calls, 4 tool attempts, 1 attempt per signature) with a 0.5 s deadline, so a model that
+hangs costs half a second per agent. A square may tighten a limit, never loosen one."""
+
+_MAX_DEADLINE_S = 1.0
+
+
+@dataclass(frozen=True)
+class ScriptedModel:
+    """One bingo square's answer: a scripted model plus what the host grants.
+
+    Args:
+        steps: the script, as :class:`~labkit.ScriptedTransport` takes it: a
+            list of steps (a ``str`` or ``Say``, a ``Call`` or a list of them,
+            ``Hang()``, ``Fail(error)``) or a function ``(call_number, request) -> step``.
+        grant: the capabilities the host grants (default: both,
+            ``ticket.read`` and ``review.finish``).
+        limits: changes to :data:`BINGO_LIMITS` as a mapping, e.g.
+            ``{"model_calls": 1}``, or a whole :class:`~labkit.Limits`. Counts
+            may only go down from the defaults and the deadline is at most 1 s.
+
+    Raises:
+        UserError: a step that is not a script step, an unknown capability
+            name (a typo would silently deny it), limits of the wrong type or
+            with an unknown field, or a limit above its ceiling.
+    """
+
+    steps: Sequence[Step] | Callable[..., Step]
+    grant: Iterable[str] = ALL_CAPABILITIES
+    limits: Limits | Mapping[str, object] | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            ScriptedTransport(self.steps)  # validates every step of a list
+        except TypeError as exc:
+            raise UserError(f"ScriptedModel steps: {exc}") from None
+        if isinstance(self.grant, (str, bytes)):
+            raise UserError(f"grant is a set of capability names, e.g. {{{self.grant!r}}}, not one string")
+        grant = frozenset(self.grant)
+        unknown = sorted(grant - ALL_CAPABILITIES)
+        if unknown:
+            raise UserError(
+                f"unknown capability {', '.join(map(repr, unknown))}; "
+                f"the capabilities are {', '.join(map(repr, sorted(ALL_CAPABILITIES)))}"
+            )
+        object.__setattr__(self, "grant", grant)
+        object.__setattr__(self, "limits", _bingo_limits(self.limits))
+
+    def scenario(self, name: str) -> Scenario:
+        """This model as a :class:`~labkit.Scenario` named ``name`` (run it with :func:`labkit.run`)."""
+        return Scenario(name, f"bingo square {name}", self.steps, self.limits, self.grant)  # type: ignore[arg-type]
+
+
+def _bingo_limits(limits: Limits | Mapping[str, object] | None) -> Limits:
+    if limits is None:
+        return BINGO_LIMITS
+    try:
+        if isinstance(limits, Limits):
+            chosen = limits
+        elif isinstance(limits, Mapping):
+            chosen = BINGO_LIMITS.with_(**dict(limits))
+        else:
+            raise UserError(
+                f"limits must be a mapping such as {{'model_calls': 1}} or labkit.Limits, not {type(limits).__name__}"
+            )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors())
+        raise UserError(f"limits do not validate: {problems}") from None
+    too_high = [
+        f"{name}={getattr(chosen, name):g} > {getattr(BINGO_LIMITS, name):g}"
+        for name in ("model_calls", "tool_calls", "repetitions")
+        if getattr(chosen, name) > getattr(BINGO_LIMITS, name)
+    ]
+    if chosen.deadline_s > _MAX_DEADLINE_S:
+        too_high.append(f"deadline_s={chosen.deadline_s:g} > {_MAX_DEADLINE_S:g}")
+    if too_high:
+        raise UserError(
+            "a square may tighten the limits, never loosen them: "
+            + ", ".join(too_high)
+            + " (pass only the fields you change, e.g. limits={'model_calls': 1})"
+        )
+    return chosen
+
+
+def new_board() -> dict[str, Any]:
+    """An empty board: every status name mapped to ``...`` (no script yet), in status order."""
+    return {status.value: ... for status in RunStatus}
+
+
+_RULE = {
+    RunStatus.COMPLETED: "Completed is the host condition: finish_review(42) succeeded, which needs "
+    "a successful read_ticket(42) before it; the model's last words prove nothing",
+    RunStatus.INCOMPLETE: "Incomplete: the loop ends (the model answers with text, no tool call) "
+    "while finish_review never succeeded",
+    RunStatus.PERMISSION_DENIED: "the permission rule refuses a tool whose capability the host did not "
+    "grant, even if the model can see the tool",
+    RunStatus.REPEATED_CALL: "the repetition rule refuses a call whose signature (tool name + canonical "
+    "arguments) already had `repetitions` admitted attempts",
+    RunStatus.TOOL_BUDGET: "the tool budget refuses the attempt after `tool_calls` were admitted, "
+    "whatever the tools and arguments",
+    RunStatus.MODEL_BUDGET: "the model-call budget refuses a transport attempt once `model_calls` "
+    "were made (the first call and every follow-up count)",
+    RunStatus.DEADLINE_EXCEEDED: "one deadline bounds the whole run: something must still be waiting "
+    "when `deadline_s` passes",
+    RunStatus.PROVIDER_UNAVAILABLE: "an external failure the host maps to a status: the transport "
+    "cannot connect (a ConnectionError)",
+}
+"""One sentence per status: the rule (or condition) that decides it."""
+
+_MISTAKE = {
+    (RunStatus.REPEATED_CALL, RunStatus.TOOL_BUDGET): "every call you asked for was different, so the "
+    "budget ran out first; the repetition rule only looks at identical calls",
+    (RunStatus.TOOL_BUDGET, RunStatus.REPEATED_CALL): "two calls had the same signature (42 and 42.0 are "
+    "one value), so the repetition rule fired first; make every call different",
+    (RunStatus.COMPLETED, RunStatus.INCOMPLETE): "the loop ended but finish_review(42) never succeeded: "
+    "read ticket 42 first, then finish its review, then answer with text",
+    (RunStatus.INCOMPLETE, RunStatus.COMPLETED): "finish_review(42) succeeded, so the host condition "
+    "holds; an Incomplete run ends without it",
+    (RunStatus.TOOL_BUDGET, RunStatus.PERMISSION_DENIED): "permission is checked before the budget: "
+    "grant the capability of the tool you call",
+    (RunStatus.DEADLINE_EXCEEDED, RunStatus.COMPLETED): "the run finished before its deadline: a step "
+    "that never answers outlasts any deadline",
+}
+"""Feedback aimed at the likely misconception, for the usual (wanted, got) confusions."""
+
+
+@dataclass(frozen=True)
+class Square:
+    """One status of the board after :func:`check_bingo`.
+
+    Attributes:
+        status: the status this square asks for.
+        state: ``"missing"`` (no script yet), ``"invalid"`` (not a
+            ScriptedModel), ``"right"`` or ``"wrong"``.
+        line: the one line printed for it.
+        outcomes: agent name -> the run's outcome, or the exception it raised.
+    """
+
+    status: RunStatus
+    state: str
+    line: str
+    outcomes: Mapping[str, RunOutcome | Exception] = field(default_factory=dict)
+
+    @property
+    def right(self) -> bool:
+        return self.state == "right"
+
+
+class Bingo(tuple):
+    """The eight :class:`Square` s, in status order; prints one line each and a total."""
+
+    __slots__ = ()
+
+    @property
+    def passed(self) -> bool:
+        """Every square is right."""
+        return all(square.right for square in self)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            for square in self:
+                if square.status == key:
+                    return square
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __str__(self) -> str:
+        right = sum(square.right for square in self)
+        total = f"{right} of {len(self)} squares right" + (": bingo!" if self.passed else "")
+        return "\n".join([*(square.line for square in self), total])
+
+    def __repr__(self) -> str:
+        return f"Bingo(passed={self.passed}, right={sum(s.right for s in self)}/{len(self)})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+def _counters(outcome: RunOutcome) -> str:
+    limits = outcome.limits
+    return (
+        f"ModelCall {outcome.count('ModelCall')}/{limits.model_calls}, "
+        f"ToolCall {outcome.count('ToolCall')}/{limits.tool_calls}, "
+        f"signature peak {outcome.usage.repetitions}/{limits.repetitions}"
+    )
+
+
+def _ended(result: RunOutcome | Exception) -> str:
+    if isinstance(result, RunOutcome):
+        return f"{result.status.value} ({_counters(result)})"
+    return f"raised {type(result).__name__}: {result}"
+
+
+def _advice(wanted: RunStatus, result: RunOutcome | Exception) -> str:
+    if isinstance(result, ScriptExhausted):
+        return (
+            "the script ran out before the run ended: end it with text (a str or Say), "
+            f"or make a rule stop it first; {_RULE[wanted]}"
+        )
+    if isinstance(result, Exception):
+        return (
+            "an error other than a connection failure is a programming error, not a status: the run "
+            f"raises it; {_RULE[wanted]}"
+        )
+    return _MISTAKE.get((wanted, result.status), _RULE[wanted])
+
+
+def _run_square(wanted: RunStatus, model: ScriptedModel, agent: str) -> RunOutcome | Exception:
+    setup = prepare(model.scenario(f"bingo-{wanted.value}"), agent=agent)  # type: ignore[arg-type]
+    try:
+        return run(setup)
+    except Exception as exc:  # a programming error in the script is reported on its line
+        return exc
+
+
+def _square(wanted: RunStatus, model: object) -> Square:
+    label = f"{wanted.value:<20}"
+    if model is None or model is Ellipsis:
+        return Square(wanted, "missing", f"{label}no script yet: write board[{wanted.value!r}] = ScriptedModel([...])")
+    if not isinstance(model, ScriptedModel):
+        return Square(
+            wanted,
+            "invalid",
+            f"{label}not a ScriptedModel ({type(model).__name__}): wrap the steps, ScriptedModel([...])",
+        )
+    outcomes = {agent: _run_square(wanted, model, agent) for agent in AGENTS}
+    results = list(outcomes.values())
+    if all(isinstance(r, RunOutcome) and r.status is wanted for r in results):
+        return Square(wanted, "right", f"{label}right under both agents: {_counters(results[0])}", outcomes)
+    ended = {_ended(r) for r in results}
+    if len(ended) == 1:
+        got = f"both agents: {ended.pop()}"
+    else:
+        got = "; ".join(f"{agent}: {_ended(r)}" for agent, r in outcomes.items())
+    wrong = next(r for r in results if not (isinstance(r, RunOutcome) and r.status is wanted))
+    return Square(wanted, "wrong", f"{label}not yet, {got}. Hint: {_advice(wanted, wrong)}", outcomes)
+
+
+def check_bingo(board: Mapping[str, object]) -> Bingo:
+    """Run every square of ``board`` under both agents and say, per status, whether it is right.
+
+    Args:
+        board: status name -> :class:`ScriptedModel` (``...`` or ``None``, or
+            a missing key, means "no script yet"), e.g. from :func:`new_board`.
+
+    Returns:
+        A :class:`Bingo`: eight squares in status order, each with one line
+        (right, or which status came instead with the counters and a hint
+        naming the rule); ``.passed`` is true when all eight are right.
+
+    Raises:
+        UserError: ``board`` is not a mapping, or has a key that is not a
+            status name (the message lists them). Mistakes inside a square
+            are reported on its line, never raised.
+    """
+    if not isinstance(board, Mapping):
+        raise UserError(
+            f"the board is a dict of status name -> ScriptedModel (see new_board()), not {type(board).__name__}"
+        )
+    unknown = [key for key in board if key not in RunStatus._value2member_map_]
+    if unknown:
+        raise UserError(f"not a status: {', '.join(map(repr, unknown))}; the squares are {', '.join(RunStatus)}")
+    return Bingo(_square(status, board.get(status.value)) for status in RunStatus)
