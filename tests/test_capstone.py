@@ -342,6 +342,21 @@ def test_guards_that_admit_too_few_or_skip_the_body_fail():
     assert "never ran their body" in check_guard(Liar, rounds=1).problems[0]
 
 
+def test_a_guard_that_deadlocks_is_reported_after_the_join_timeout(monkeypatch):
+    import labkit.capstone.guard as harness
+
+    class TwiceLocked(Guard):
+        def admit(self, body):
+            with self.lock, self.lock:  # a plain Lock taken twice never returns
+                return False
+
+    monkeypatch.setattr(harness, "_JOIN_TIMEOUT_S", 0.2)
+    report = check_guard(TwiceLocked, rounds=1)
+    assert not report.passed
+    assert report.problems[0].startswith("admit did not return within 0.2 s (a deadlock?")
+    assert report.problems[0].endswith("(8 of 8 threads)")
+
+
 def test_the_harness_restores_the_switch_interval_and_pause_does_nothing_outside_it():
     before = sys.getswitchinterval()
     check_guard(Guard, rounds=1)

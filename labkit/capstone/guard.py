@@ -88,8 +88,8 @@ class _Rendezvous:
             self.inside -= 1
 
 
-_active: _Rendezvous | None = None
-_harness_lock = threading.Lock()  # one harness at a time: pause() finds its round here
+_round = threading.local()  # a harness thread's round: pause() finds its rendezvous here
+_harness_lock = threading.Lock()  # one harness at a time (the switch interval is process-wide)
 
 
 def pause() -> None:
@@ -100,7 +100,7 @@ def pause() -> None:
     them), so a race shows every time instead of once in a while; elsewhere
     it does nothing.
     """
-    rendezvous = _active
+    rendezvous = getattr(_round, "rendezvous", None)
     if rendezvous is not None:
         rendezvous.pause()
 
@@ -207,7 +207,6 @@ _JOIN_TIMEOUT_S = 5.0
 
 
 def _one_round(guard_class: type, limit: int, threads: int, pause_timeout_s: float) -> GuardRound:
-    global _active
     guard = guard_class(limit)
     rendezvous = _Rendezvous(guard, threads, pause_timeout_s, _LOCKED_PAUSE_S)
     barrier = threading.Barrier(threads)
@@ -221,6 +220,7 @@ def _one_round(guard_class: type, limit: int, threads: int, pause_timeout_s: flo
             counts["bodies"] += 1
 
     def attempt(index: int) -> None:
+        _round.rendezvous = rendezvous  # this thread's pause() calls belong to this round only
         try:
             barrier.wait()
             results[index] = guard.admit(body)
@@ -229,15 +229,11 @@ def _one_round(guard_class: type, limit: int, threads: int, pause_timeout_s: flo
         finished[index] = True
 
     workers = [threading.Thread(target=attempt, args=(i,), daemon=True) for i in range(threads)]
-    _active = rendezvous
-    try:
-        for worker in workers:
-            worker.start()
-        deadline = time.monotonic() + _JOIN_TIMEOUT_S
-        for worker in workers:
-            worker.join(max(deadline - time.monotonic(), 0.0))
-    finally:
-        _active = None
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + _JOIN_TIMEOUT_S
+    for worker in workers:
+        worker.join(max(deadline - time.monotonic(), 0.0))
     problems: dict[str, int] = {}
     for index, result in enumerate(results):
         if not finished[index]:
