@@ -387,3 +387,27 @@ def test_the_capstone_module_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_polite_model_fills_six_squares_by_a_grant_or_a_limit_alone():
+    """Chapter 10's question 2: only Incomplete and ProviderUnavailable need another model."""
+    polite = [READ_42, FINISH_42, "Review finished."]
+    board = {
+        "Completed": ScriptedModel(polite),
+        "ModelBudget": ScriptedModel(polite, limits={"model_calls": 2}),
+        "ToolBudget": ScriptedModel(polite, limits={"tool_calls": 1}),
+        "PermissionDenied": ScriptedModel(polite, grant={"ticket.read"}),
+        "RepeatedCall": ScriptedModel(polite, limits={"repetitions": 0}),
+        "DeadlineExceeded": ScriptedModel(polite, limits={"deadline_s": 0}),
+        "Incomplete": ScriptedModel(polite, grant=()),  # a denial stops it instead
+    }
+    result = check_bingo(board)
+    assert [s.status.value for s in result if s.right] == [
+        "Completed",
+        "PermissionDenied",
+        "RepeatedCall",
+        "ToolBudget",
+        "ModelBudget",
+        "DeadlineExceeded",
+    ]
+    assert "not yet, both agents: PermissionDenied" in result["Incomplete"].line
