@@ -17,6 +17,7 @@ from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCal
 from .errors import (
     ConfigurationError,
     DuplicateToolError,
+    InputError,
     LabkitError,
     ProviderResponseError,
     ProviderUnavailable,
@@ -39,7 +40,7 @@ from .signature import canonical, signature
 
 if TYPE_CHECKING:
     from .live import LiveProfile, LiveTransport
-    from .predict import Check, Checks, Comparison, check, compare
+    from .predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,9 @@ _LAZY = {
     "Comparison": "predict",
     "check": "predict",
     "compare": "predict",
+    "Mystery": "predict",
+    "mysteries": "predict",
+    "mystery": "predict",
 }
 """Public names imported from their module on first use (PEP 562)."""
 
@@ -94,12 +98,14 @@ __all__ = [
     "Hang",
     "HarnessAgent",
     "HarnessCapabilities",
+    "InputError",
     "LabkitError",
     "Limits",
     "LiveProfile",
     "LiveTransport",
     "Message",
     "Middleware",
+    "Mystery",
     "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
@@ -131,6 +137,8 @@ __all__ = [
     "compare",
     "exit_code",
     "get_scenario",
+    "mysteries",
+    "mystery",
     "observe_middleware",
     "prepare",
     "run",
