@@ -3,7 +3,9 @@
 The core (this package's top level) imports only the standard library and
 pydantic. The teaching helpers live in :mod:`labkit.frames`,
 :mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
-or ipywidgets only when imported.
+or ipywidgets only when imported; :mod:`labkit.teaching` (one-line errors in
+a notebook) loads IPython only when its function is called, and is also
+reachable as ``labkit.teaching`` without its own import.
 
 ``LiveProfile``/``LiveTransport`` (:mod:`labkit.live`) and the prediction
 helpers (:mod:`labkit.predict`) are loaded on first use of their names, so
@@ -60,6 +62,10 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "teaching":  # a light submodule, reachable as labkit.teaching after `import labkit`
+        import importlib
+
+        return importlib.import_module(".teaching", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'labkit' has no attribute {name!r}")

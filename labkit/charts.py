@@ -45,14 +45,14 @@ _PLAIN = "#7f8c9a"
 _CAP = 130.0  # bars longer than 130 % of their limit are cut here
 
 _WHY = {
-    RunStatus.COMPLETED: "finish_review succeeded; no rule stopped the run",
-    RunStatus.INCOMPLETE: "the loop ended, finish_review never succeeded; no rule stopped the run",
+    RunStatus.COMPLETED: "finish_review succeeded; no rule refused",
+    RunStatus.INCOMPLETE: "finish_review never succeeded; no rule refused",
     RunStatus.PERMISSION_DENIED: "stopped by the permission rule",
     RunStatus.TOOL_BUDGET: "stopped by the tool budget",
     RunStatus.REPEATED_CALL: "stopped by the repetition rule",
     RunStatus.MODEL_BUDGET: "stopped by the model-call budget",
     RunStatus.DEADLINE_EXCEEDED: "stopped by the deadline",
-    RunStatus.PROVIDER_UNAVAILABLE: "the endpoint could not be reached; no limit decided",
+    RunStatus.PROVIDER_UNAVAILABLE: "endpoint unreachable; no limit decided",
 }
 """Why each status ended the run, in the chart's title."""
 
@@ -194,7 +194,7 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
     if not labels:
         ax.tick_params(axis="y", labelleft=False)
     ax.set_ylim(len(rows) - 0.4, -0.6)  # top to bottom, with room under the last row
-    ax.set_title(title)
+    ax.set_title(title, fontsize=10)
 
 
 def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str | None = None) -> Figure:

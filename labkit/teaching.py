@@ -1,7 +1,7 @@
 """Notebook comfort: expected errors shown as one line.
 
-Teaching helper: IPython is imported only inside :func:`short_errors`, so
-``import labkit.teaching`` costs nothing.
+Teaching helper: it never imports IPython itself (:func:`short_errors` uses the
+IPython already running the notebook), so ``import labkit.teaching`` costs nothing.
 
 A cell meant to fail (a limit of ``-1``, an unknown scenario, a cancelled
 run) would otherwise print 30 to 60 lines of traceback through asyncio and
@@ -14,6 +14,7 @@ the error name and value a notebook stores (and nbval compares) are the same.
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 from pydantic import ValidationError
@@ -91,11 +92,10 @@ def short_errors(enabled: bool = True, *, shell: Any = None) -> None:
         ``None`` (so the import cell stays silent).
     """
     if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:  # IPython not installed: not a notebook, nothing to shorten
+        ipython = sys.modules.get("IPython")  # a running IPython has imported itself already
+        if ipython is None:
             return
-        shell = get_ipython()
+        shell = ipython.get_ipython()
         if shell is None:
             return
     if not enabled:

@@ -106,7 +106,14 @@ def test_outside_ipython_it_does_nothing_and_imports_nothing_heavy() -> None:
         "import labkit.teaching\n"
         "assert 'IPython' not in sys.modules\n"
         "labkit.teaching.short_errors()\n"
+        "assert 'IPython' not in sys.modules\n"
         "print('ok')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout == "ok\n"
+
+
+def test_reachable_from_the_package() -> None:
+    import labkit
+
+    assert labkit.teaching.short_errors is short_errors
