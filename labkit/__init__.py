@@ -3,7 +3,9 @@
 The core (this package's top level) imports only the standard library and
 pydantic. The teaching helpers live in :mod:`labkit.frames`,
 :mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
-or ipywidgets only when imported.
+or ipywidgets only when imported; :mod:`labkit.teaching` (one-line errors in
+a notebook) loads IPython only when its function is called, and is also
+reachable as ``labkit.teaching`` without its own import.
 
 ``LiveProfile``/``LiveTransport`` (:mod:`labkit.live`) and the prediction
 helpers (:mod:`labkit.predict`) are loaded on first use of their names, so
@@ -17,6 +19,7 @@ from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCal
 from .errors import (
     ConfigurationError,
     DuplicateToolError,
+    InputError,
     LabkitError,
     ProviderResponseError,
     ProviderUnavailable,
@@ -39,7 +42,7 @@ from .signature import canonical, signature
 
 if TYPE_CHECKING:
     from .live import LiveProfile, LiveTransport
-    from .predict import Check, Checks, Comparison, check, compare
+    from .predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
 
 __version__ = "0.1.0"
 
@@ -51,11 +54,18 @@ _LAZY = {
     "Comparison": "predict",
     "check": "predict",
     "compare": "predict",
+    "Mystery": "predict",
+    "mysteries": "predict",
+    "mystery": "predict",
 }
 """Public names imported from their module on first use (PEP 562)."""
 
 
 def __getattr__(name: str) -> Any:
+    if name == "teaching":  # a light submodule, reachable as labkit.teaching after `import labkit`
+        import importlib
+
+        return importlib.import_module(".teaching", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'labkit' has no attribute {name!r}")
@@ -94,12 +104,14 @@ __all__ = [
     "Hang",
     "HarnessAgent",
     "HarnessCapabilities",
+    "InputError",
     "LabkitError",
     "Limits",
     "LiveProfile",
     "LiveTransport",
     "Message",
     "Middleware",
+    "Mystery",
     "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
@@ -131,6 +143,8 @@ __all__ = [
     "compare",
     "exit_code",
     "get_scenario",
+    "mysteries",
+    "mystery",
     "observe_middleware",
     "prepare",
     "run",
