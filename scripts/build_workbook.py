@@ -23,7 +23,7 @@ For each chapter:
 * the navigation cell links to ``README.md`` instead of the contents page.
 
 It also writes ``workbook/README.md`` (how to use the workbook and the
-reading order). ``workbook/glossary.md`` is written by hand and left alone.
+reading order). ``workbook/glossary.md`` and ``workbook/cheatsheet.md`` are written by hand and left alone.
 """
 
 from __future__ import annotations
@@ -168,7 +168,8 @@ def readme(chapters: list[navigation.Chapter]) -> str:
     lines += [
         "",
         "The [glossary](glossary.md) pairs the terms of the original French course with the ones used",
-        "here.",
+        "here, and the [cheat sheet](cheatsheet.md) fits the guard order, the statuses, the exit codes",
+        "and the event kinds on one page.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -179,7 +180,7 @@ def build(root: Path, check: bool) -> list[str]:
     target.mkdir(exist_ok=True)
     chapters = [navigation.read_chapter(p) for p in navigation.chapter_paths(source)]
     stale: list[str] = []
-    expected = {README, "glossary.md"}
+    expected = {README, "glossary.md", "cheatsheet.md"}
     for index, chapter in enumerate(chapters):
         nb = nbformat.read(chapter.path, as_version=4)
         edition = learner_edition(nb, navigation.nav_source(chapters, index, README))
