@@ -190,12 +190,19 @@ class SimpleAgent:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return Message.tool_result(call.id, f"error: unknown tool {call.name!r}; available tools: {known}")
+        cancelling = _cancelling()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
         except ToolArgumentsError as exc:
             return Message.tool_result(call.id, f"error: {exc}")
         except RunHalted:
             raise
+        except asyncio.CancelledError as exc:
+            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+                raise
+            # Raised by the body (or a middleware) on its own: a failure of this call, not the
+            # caller's cancellation (SPEC §3.4); the attempt counted, the run goes on.
+            return Message.tool_result(call.id, f"error: {_own_cancellation(exc)}")
         except Exception as exc:  # the body failed; the model sees it and the attempt still counted
             return Message.tool_result(call.id, f"error: {type(exc).__name__}: {exc}")
         return Message.tool_result(call.id, _as_text(value))
@@ -286,6 +293,22 @@ def _refused(call: ToolCall, halt: RunHalted) -> Message:
     if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
         return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
+
+
+def _cancelling() -> int:
+    """The current task's pending cancellation requests (``Task.cancelling()``).
+
+    The caller, the deadline, a stop recorded from outside and a batch
+    cancelling its sibling calls all go through ``Task.cancel``; the scope's
+    token is set the instant a stop is recorded. A ``CancelledError`` with
+    neither was raised by the body (or a middleware) itself.
+    """
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None else 0
+
+
+def _own_cancellation(exc: asyncio.CancelledError) -> str:
+    return f"CancelledError raised by the tool itself ({str(exc) or 'no message'}); the run was not cancelled"
 
 
 def _cancelled(call: ToolCall) -> Message:
