@@ -320,7 +320,16 @@ class HarnessCapabilities(BaseModel):
 
     Each field says whether the capability is active. labkit implements none
     of the optional ones, so asking for any of them raises instead of being
-    silently ignored: what is off must be visible, never inferred.
+    silently ignored: what is off must be visible, never inferred (SPEC §5;
+    the list follows the seed's composition, the external loop evaluator
+    included).
+
+    ``telemetry`` on means: the control events, always; and OpenTelemetry
+    spans (run, model calls, tool calls; :mod:`labkit.telemetry`) for every
+    harness run made by :func:`labkit.prepare`, :func:`labkit.run`,
+    :func:`labkit.arun` or the console while a global OpenTelemetry tracer
+    provider is set. A hand-built agent passed to :func:`labkit.run_agent`
+    gets its spans from :func:`labkit.telemetry.traced_run`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -334,6 +343,7 @@ class HarnessCapabilities(BaseModel):
     shell: bool = False
     shared_file_store: bool = False
     background_agents: bool = False
+    external_loop_evaluator: bool = False
     compaction: bool = False
     telemetry: bool = True
 
@@ -343,8 +353,12 @@ class HarnessCapabilities(BaseModel):
             raise UserError(f"labkit's harness does not provide {', '.join(on)}; these capabilities stay off")
 
     def lines(self) -> list[str]:
-        """One ``name: on|off`` item per capability, in a fixed order."""
-        return [f"{name}={'on' if value else 'off'}" for name, value in self]
+        """One ``name=on|off`` item per capability, in a fixed order; ``on`` says what it means."""
+        return [f"{name}={'on' if value else 'off'}{_MEANING.get(name, '') if value else ''}" for name, value in self]
+
+
+_MEANING = {"telemetry": " (control events; OpenTelemetry spans when a tracer provider is set)"}
+"""What an ``on`` capability does, printed after it in the header."""
 
 
 _DEFAULT_CAPABILITIES = HarnessCapabilities()

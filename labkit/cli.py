@@ -17,16 +17,18 @@ Exit codes:
   ``labkit`` command to its last: during start-up (imports, building the
   loop) as during the run; one line on stderr, never a traceback;
 * 64 a usage error (no command, unknown scenario, unknown flag, an
-  unexpected argument, bad limit, a profile flag without ``--live``), never
-  confused with a controlled stop;
+  unexpected argument, a flag's bad value: a bad limit, or a malformed
+  ``--base-url``, ``--model`` or ``--api-key-env``; a profile flag without
+  ``--live``), never confused with a controlled stop;
 * 74 the output could not be written (stdout failed with an ``OSError``
   such as a full disk); one line on stderr naming the error *and the run's
   status and exit code*, which are not lost;
 * 76 the live endpoint answered with something that is not a usable chat
   completion (one line on stderr);
-* 78 a live configuration error: bad URL, unreadable or invalid profile
-  file, key variable named but unset, key refused (401/403), model not
-  found (404) or request rejected (400); one line naming what to fix.
+* 78 a live configuration error: a bad URL or model in the profile file or
+  the ``LABKIT_*`` variables, an unreadable or invalid profile file, key
+  variable named but unset, key refused (401/403), model not found (404) or
+  request rejected (400); one line naming what to fix.
 
 Output never costs the run its exit code: a reader that leaves early
 (``labkit run complete | head -1``, or ``| true``) is not an error, the rest
@@ -196,6 +198,13 @@ def _transport(args: argparse.Namespace) -> Transport | None:
         return None
     from .live import LiveProfile, LiveTransport
 
+    for name in ("base_url", "model", "api_key_env"):  # a malformed flag value is a usage error, not a config one
+        value = getattr(args, name)
+        if value is not None:
+            try:
+                LiveProfile.load(None, environ={}, **{name: value})  # the flag alone: no file, no variables
+            except ConfigurationError as exc:
+                raise _UsageError(f"labkit run: {exc}") from None
     profile = LiveProfile.load(args.profile, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env)
     return LiveTransport(profile)
 

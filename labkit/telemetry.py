@@ -23,7 +23,9 @@ tool results, exception messages or the key: only names, ids, counts and
 type names. Exceptions are not recorded as span events for that reason.
 
 :func:`instrument` composes all three around a prepared
-:class:`~labkit.Setup`; :func:`labkit.spans.run_traced` turns one run's spans
+:class:`~labkit.Setup`; :func:`labkit.prepare` does it itself for the harness
+agent (its ``telemetry=on``) whenever a global tracer provider is set
+(:func:`configured_tracer`); :func:`labkit.spans.run_traced` turns one run's spans
 into a pandas table for a notebook.
 """
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +48,14 @@ if TYPE_CHECKING:
     from .agents import SimpleAgent
     from .scope import ExecutionScope
 
-__all__ = ["TracedSetup", "TracingTransport", "instrument", "tool_span_middleware", "traced_run"]
+__all__ = [
+    "TracedSetup",
+    "TracingTransport",
+    "configured_tracer",
+    "instrument",
+    "tool_span_middleware",
+    "traced_run",
+]
 
 INSTRUMENTATION = "labkit"
 
@@ -284,6 +294,24 @@ class TracedSetup(Setup):
         return await traced_run(
             self.agent, self.prompt, is_complete=self.task.is_complete, tracer=self.tracer, scenario=self.scenario.name
         )
+
+
+def configured_tracer() -> Any | None:
+    """The ``labkit`` tracer of the global OpenTelemetry tracer provider, or ``None`` if none is set.
+
+    Imports nothing: when ``opentelemetry.trace`` was never imported, no
+    provider can have been set. The API's default (proxy or no-op) provider
+    does not count.
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        return None
+    from . import __version__
+
+    return provider.get_tracer(INSTRUMENTATION, __version__)
 
 
 def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
