@@ -234,7 +234,8 @@ def test_retried_statuses_are_provider_unavailable_after_the_retries(status, ope
     assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
     assert attempts == 2  # the first attempt and one client retry; still one ModelCall
     assert outcome.count("ModelCall") == 1
-    assert f"HTTP {status}" in str(transport.last_error) and server.base_url in str(transport.last_error)
+    assert f"HTTP {status} after 1 retry" in str(transport.last_error)  # "1 retry", not "1 retries"
+    assert server.base_url in str(transport.last_error)
     assert type(transport.last_error.__cause__).__name__ == openai_class
 
 
