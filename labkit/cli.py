@@ -76,7 +76,7 @@ class _Output:
 
     def __init__(self) -> None:
         self.closed = False
-        self.error: OSError | None = None
+        self.error: OSError | ValueError | None = None
 
     def write(self, text: str) -> None:
         if self.closed:
@@ -85,7 +85,7 @@ class _Output:
             _write(text, sys.stdout)
         except BrokenPipeError:
             self._close()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a stream closed in this process
             self.error = exc
             self._close()
 
