@@ -91,6 +91,8 @@ class _Output:
 
     def _close(self) -> None:
         self.closed = True
+        if sys.stdout is not sys.__stdout__:  # e.g. a notebook's stream: not this process's descriptor 1
+            return
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())

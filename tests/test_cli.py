@@ -446,3 +446,41 @@ def test_ctrl_c_during_start_up_exits_130_quietly(held: str, command: list[str])
     assert proc.returncode == EXIT_CANCELLED
     assert err == "cancelled by the caller\n"
     assert out == ""
+
+
+_HOLD_LOOP = """
+import asyncio, os, sys, time
+
+marker = sys.argv[1]
+
+class HoldingPolicy(asyncio.DefaultEventLoopPolicy):  # the loop is built only once the test says so
+    def new_event_loop(self):
+        print("holding", flush=True)
+        for _ in range(3000):  # the test sends SIGINT, then creates the marker
+            if os.path.exists(marker):
+                break
+            time.sleep(0.01)
+        return super().new_event_loop()
+
+asyncio.set_event_loop_policy(HoldingPolicy())
+from labkit.cli import main
+sys.exit(main(["run", "complete"]))
+"""
+
+
+def test_ctrl_c_while_the_event_loop_is_built_exits_130_quietly(tmp_path: Path) -> None:
+    marker = tmp_path / "go"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOOP, str(marker)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "holding\n"
+        proc.send_signal(signal.SIGINT)
+        marker.touch()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT_CANCELLED
+    assert err == "cancelled by the caller\n"
+    assert out == ""  # the run never started: no header
