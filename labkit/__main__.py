@@ -6,10 +6,12 @@ that import is Python's own; from here on it exits 130 quietly.
 
 import sys
 
+from .outcome import EXIT_CANCELLED  # already imported with the package
+
 try:
     from .cli import main
 except KeyboardInterrupt:
     print("cancelled by the caller", file=sys.stderr)
-    sys.exit(130)
+    sys.exit(EXIT_CANCELLED)
 
 sys.exit(main())
