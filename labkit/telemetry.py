@@ -286,9 +286,17 @@ async def traced_run(
 
 @dataclasses.dataclass
 class TracedSetup(Setup):
-    """A :class:`~labkit.Setup` whose run, model calls and tool calls make spans."""
+    """A :class:`~labkit.Setup` whose run, model calls and tool calls make spans.
+
+    Attributes:
+        tracer: where the spans go.
+        base: the setup before instrumentation; :func:`instrument` starts
+            from it, so instrumenting again replaces the spans' tracer
+            instead of adding a second set of spans.
+    """
 
     tracer: Any = None
+    base: Setup | None = None
 
     async def arun(self) -> RunOutcome:
         return await traced_run(
@@ -320,7 +328,10 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     The transport is wrapped in :class:`TracingTransport` under a new
     :class:`~labkit.CountingClient` on the same scope, and the agent is
     rebuilt with :func:`tool_span_middleware` in front of its middleware;
-    tools, scope, limits and the task are the setup's own.
+    tools, scope, limits and the task are the setup's own. A setup that is
+    already traced (by :func:`labkit.prepare` while a global tracer provider
+    is set, or by an earlier call) is instrumented from its un-traced base:
+    ``tracer`` replaces the earlier tracer, and no span is made twice.
 
     Args:
         setup: from :func:`labkit.prepare`.
@@ -333,6 +344,8 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
         UserError: OpenTelemetry is not installed.
     """
     chosen = _tracer(tracer)
+    if isinstance(setup, TracedSetup) and setup.base is not None:  # e.g. prepare() already traced it
+        setup = setup.base
     old = setup.agent
     transport = TracingTransport(setup.transport, scope=setup.scope, tracer=chosen)
     options: dict[str, Any] = {
@@ -346,4 +359,6 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     if isinstance(old, HarnessAgent):
         options["capabilities"] = old.capabilities
     agent = type(old)(CountingClient(transport, setup.scope), old.tools, **options)
-    return TracedSetup(setup.scenario, setup.scope, setup.task, transport, agent, setup.prompt, tracer=chosen)
+    return TracedSetup(
+        setup.scenario, setup.scope, setup.task, transport, agent, setup.prompt, tracer=chosen, base=setup
+    )

@@ -230,6 +230,10 @@ for agent in ("harness", "simple"):
     seen[agent] = names()
 main(["run", "complete", "--json"])
 seen["console"] = names()
+from labkit.spans import run_traced  # an explicit tracer replaces the global one: no span twice
+outcome, frame = run_traced("complete")
+seen["run_traced rows"] = len(frame)
+seen["global during run_traced"] = names()
 print(json.dumps(seen))
 """
 
@@ -258,6 +262,8 @@ def test_telemetry_on_means_the_harness_run_makes_spans_once_a_tracer_provider_i
         "harness": harness,
         "simple": [],  # the simple agent composes nothing: a plain loop
         "console": harness,
+        "run_traced rows": len(harness),
+        "global during run_traced": [],
     }
 
 
