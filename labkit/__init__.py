@@ -32,7 +32,16 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .outcome import (
+    EXIT_CANCELLED,
+    EXIT_CONFIG,
+    EXIT_OUTPUT,
+    EXIT_PROTOCOL,
+    EXIT_USAGE,
+    RunOutcome,
+    RunStatus,
+    exit_code,
+)
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, get_scenario
@@ -83,6 +92,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "EXIT_CANCELLED",
     "EXIT_CONFIG",
+    "EXIT_OUTPUT",
     "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "SCENARIOS",

@@ -23,6 +23,7 @@ EXPECTED_ALL = [
     "DuplicateToolError",
     "EXIT_CANCELLED",
     "EXIT_CONFIG",
+    "EXIT_OUTPUT",
     "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "EventKind",
