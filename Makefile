@@ -40,11 +40,13 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
-# outputs, and regenerate the learner edition in workbook/.
+# outputs, regenerate the learner edition in workbook/ and the list of predictions in
+# docs/predictions.md (it prints any prediction that breaks the rule; the tests enforce it).
 notebooks: $(STAMP)
 	$(BIN)/python scripts/build_navigation.py
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/build_workbook.py
+	-$(BIN)/python scripts/list_predictions.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
