@@ -215,12 +215,16 @@ def serve(root: Path = ROOT, extra: list[str] | None = None) -> None:
         done = prepare(root)
         print(f"Made your copy of the workbook in {COPY}/ (work there; it is yours and never overwritten):")
         print(report(done))
+    elif not (root / COPY / chapter_one(root)).exists():  # the page to open is missing: adding it risks nothing
+        write_settings()
+        print(f"Brought {COPY}/ up to date (nothing you changed was overwritten):")
+        print(report(update(root)))
     else:
         write_settings()
         waiting = pending(root)
         if waiting:
             print(f"workbook/ has new or changed files since your copy was made: {', '.join(waiting)}.")
-            print(f"`{UPDATE_COMMAND}` adds them to {COPY}/, beside your own files, never over them.")
+            print(f"`{UPDATE_COMMAND}` brings them into {COPY}/ and never overwrites a file you changed.")
     print(f"JupyterLab opens {COPY}/{chapter_one(root)}: use the address it prints below.", flush=True)
     command = server_command(root, extra)
     os.chdir(root)

@@ -183,3 +183,20 @@ def test_a_guess_saved_in_the_learners_copy_survives_make_test_and_never_breaks_
     change_upstream(clone / "workbook" / chapter.name, "A later edition.")
     subprocess.run([sys.executable, "scripts/lab.py", "update"], cwd=clone, check=True, capture_output=True)
     assert chapter.read_bytes() == saved
+
+
+def test_make_lab_brings_in_a_missing_chapter_one_and_otherwise_only_says_what_changed(root, monkeypatch):
+    started = []
+    monkeypatch.setattr(lab, "write_settings", lambda: None)
+    monkeypatch.setattr(lab.os, "execv", lambda path, command: started.append(command))
+    monkeypatch.setattr(lab.os, "chdir", lambda path: None)
+    lab.serve(root)
+    assert started and f"--LabApp.default_url={lab.default_url(root)}" in started[-1]
+    first = chapters(root / "my-workbook")[0]
+    mine = save_a_guess(first)
+    change_upstream(root / "workbook" / first.name, "Changed.")
+    lab.serve(root)  # a change upstream is only reported
+    assert first.read_bytes() == mine and not (root / "my-workbook" / first.name.replace(".ipynb", ".updated.ipynb")).exists()
+    first.unlink()  # the learner deleted chapter 1: the page to open comes back, the rest is left alone
+    lab.serve(root)
+    assert first.exists() and len(started) == 3
