@@ -204,7 +204,8 @@ def build(root: Path, check: bool) -> list[str]:
         for path in sorted(target.glob("[0-9][0-9]_*.ipynb")):
             if holds_saved_work(nbformat.read(path, as_version=4)):
                 kept = keep_saved_work(path, root)
-                print(f"{path.relative_to(root)} held saved work: copied to {kept.relative_to(root)} before the rebuild")
+                where = kept.relative_to(root)
+                print(f"{path.relative_to(root)} held saved work: copied to {where} before the rebuild")
     chapters = [navigation.read_chapter(p) for p in navigation.chapter_paths(source)]
     stale: list[str] = []
     expected = {README, "glossary.md"}

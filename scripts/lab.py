@@ -2,7 +2,7 @@
 
 Usage:
     python scripts/lab.py                 # make my-workbook/ on first use, start JupyterLab on chapter 1
-    python scripts/lab.py serve ARGS...   # the same, ARGS passed on to jupyter lab (--flag=value form, e.g. --port=8899)
+    python scripts/lab.py serve ARGS...   # the same, ARGS passed to jupyter lab (--flag=value, e.g. --port=8899)
     python scripts/lab.py update          # bring new or changed chapters from workbook/ into my-workbook/
     python scripts/lab.py prepare         # make my-workbook/ and the JupyterLab settings, start nothing (Binder)
 

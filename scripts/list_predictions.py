@@ -168,7 +168,9 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
             key = (item.setup_code or "prose: " + item.setup_text, tuple(sorted(item.predicts)))
             if key in seen:
                 first = seen[key]
-                item.problems.append(f"repeats the prediction of {first.chapter} cell {first.cell} (same setup and names)")
+                item.problems.append(
+                    f"repeats the prediction of {first.chapter} cell {first.cell} (same setup and names)"
+                )
             else:
                 seen[key] = item
             found.append(item)

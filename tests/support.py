@@ -110,7 +110,9 @@ def clone_checkout(dest: Path) -> Path:
             capture_output=True, check=True,
         ).stdout.decode().split("\0")
     except (OSError, subprocess.CalledProcessError):
-        ignore = shutil.ignore_patterns(".venv", "my-workbook", ".git", "build", "__pycache__", ".*_cache", ".hypothesis")
+        ignore = shutil.ignore_patterns(
+            ".venv", "my-workbook", ".git", "build", "__pycache__", ".*_cache", ".hypothesis"
+        )
         shutil.copytree(root, dest, ignore=ignore)
         return dest
     for name in filter(None, listed):

@@ -132,7 +132,8 @@ def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
 
     def step(*command: str | os.PathLike[str], timeout: float) -> str:
         done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        shown = " ".join(map(str, command))
+        assert done.returncode == 0, f"{shown} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
         return done.stdout
 
     try:
@@ -147,8 +148,8 @@ def _build_and_run(step, clone: Path, bin_dir: Path, notebooks: list[Path]) -> N
          "jupyterlab", timeout=1200)
     step("bash", clone / "binder" / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
     # labkit comes from the checkout, through postBuild's editable install
-    step(bin_dir / "python", "-c", f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(clone)!r})",
-         timeout=60)
+    step(bin_dir / "python", "-c",
+         f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(clone)!r})", timeout=60)
     step(bin_dir / "python", "-m", "pip", "check", timeout=120)
     # postBuild made the learner's copy the link opens, and told JupyterLab not to ask about news
     (link_path,) = re.findall(r"urlpath=lab/tree/([^)\s]+)", (clone / "README.md").read_text())

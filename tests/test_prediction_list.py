@@ -51,9 +51,10 @@ def test_a_mystery_and_a_script_described_by_its_steps_pass_and_the_list_is_writ
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("01_one.ipynb")]
     assert lines == [
-        '01_one.ipynb  cell c3  predicts my_status, my_tool_calls  setup: mystery = labkit.predict.mystery("A"); mystery',
-        '01_one.ipynb  cell c8  predicts my_status, my_tool_calls  setup: steps = [labkit.Call("read_ticket", {"input": 42}), '
-        '"Review finished."]',
+        "01_one.ipynb  cell c3  predicts my_status, my_tool_calls  "
+        'setup: mystery = labkit.predict.mystery("A"); mystery',
+        "01_one.ipynb  cell c8  predicts my_status, my_tool_calls  "
+        'setup: steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]',
     ]
     doc = (tmp_path / "docs" / "predictions.md").read_text()
     assert "2 predictions, 0 breaking the rule." in doc and "| 01 | `c3` | my_status, my_tool_calls |" in doc
@@ -69,7 +70,7 @@ def test_a_mystery_and_a_script_described_by_its_steps_pass_and_the_list_is_writ
     [
         ([md("Predict what `deadline` does.")], "its setup names the scenario 'deadline'"),
         ([md('The "complete" scenario, with a twist.')], "its setup names the scenario 'complete'"),
-        ([code("setup = labkit.prepare('repeat')")], "runs a scenario by name before the prediction: prepare('repeat')"),
+        ([code("setup = labkit.prepare('repeat')")], "by name before the prediction: prepare('repeat')"),
         ([code('outcome = labkit.run(scenario="changing")')], "run('changing')"),
     ],
 )
