@@ -9,6 +9,7 @@ cancelling: the coroutine is cancelled on its own loop, awaited, and the
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import signal
 import threading
 from collections.abc import Coroutine
@@ -22,9 +23,9 @@ T = TypeVar("T")
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine to its end from sync code, even when this thread's loop is running.
 
-    With no running loop this is ``asyncio.run``, except that a Ctrl+C while
-    the loop is being built is held until the loop exists (a loop interrupted
-    half-built cannot be closed cleanly) and then cancels the coroutine. Inside a running loop (a
+    With no running loop this is ``asyncio.run`` on an event loop kept open
+    for this thread's next run (see :func:`_run_here`): a fresh context per
+    run, leftover tasks cancelled after it, Ctrl+C cancelling the run. Inside a running loop (a
     Jupyter kernel) the coroutine runs on a fresh loop in a helper thread and
     this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
     the coroutine is cancelled on its loop, awaited, and the interrupt re-raised.
@@ -80,18 +81,88 @@ def _cancel_in_thread(box: dict[str, Any]) -> None:
         pass
 
 
+class _HeldRunner:
+    """A thread's :class:`asyncio.Runner`, kept open between runs; its loop is closed when the thread ends."""
+
+    __slots__ = ("loop", "runner")
+
+    def __init__(self, runner: asyncio.Runner) -> None:
+        self.runner, self.loop = runner, runner.get_loop()
+
+    def __del__(self) -> None:  # the thread's locals are being cleared: it ended, or the interpreter is exiting
+        if not self.loop.is_running() and not self.loop.is_closed():
+            self.loop.close()
+
+
+_local = threading.local()  # .held: this thread's _HeldRunner, made by its first run
+
+
 def _run_here(coro: Coroutine[Any, Any, T]) -> T:
-    runner = asyncio.Runner()
+    """Run ``coro`` on this thread's event loop, made by the first run and kept open for the next.
+
+    Making and closing a loop costs about as much as a whole scripted run, so
+    the loop outlives the run; nothing else does. Each run gets a copy of the
+    caller's context (as :func:`asyncio.run`), and a task the run left behind
+    is cancelled and awaited before this returns. Ctrl+C is handled by
+    :meth:`asyncio.Runner.run` as in :func:`asyncio.run`: it cancels the run and
+    ``KeyboardInterrupt`` is raised once the run has unwound. A run ending in
+    anything but its result or an ``Exception`` (an interrupt, ``SystemExit``)
+    closes the loop, so the next run starts on a fresh one.
+    """
+    held: _HeldRunner | None = getattr(_local, "held", None)
+    if held is None:
+        runner = _new_runner()
+        if runner is None:  # Ctrl+C while the loop was being built
+            coro.close()
+            raise KeyboardInterrupt
+        held = _local.held = _HeldRunner(runner)
+    runner, loop = held.runner, held.loop
+    try:
+        result = runner.run(coro, context=contextvars.copy_context())
+    except Exception:
+        _cancel_leftovers(loop)
+        raise
+    except BaseException:
+        _local.held = None
+        runner.close()  # as asyncio.run does: cancel what is left, close generators and the loop
+        raise
+    _cancel_leftovers(loop)
+    return result
+
+
+def _new_runner() -> asyncio.Runner | None:
+    """A runner with its loop built, or ``None`` if Ctrl+C came while building it.
+
+    The loop is built with Ctrl+C held (a loop interrupted half-built cannot be
+    closed cleanly). ``loop_factory`` keeps the runner from installing its
+    loop as the thread's current event loop, which would outlive the run.
+    """
+    runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
     held: list[int] = []
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum)) if in_main_thread else None
     try:
-        runner.get_loop()  # build the loop now, with Ctrl+C held
+        runner.get_loop()
     finally:
         if in_main_thread:
             signal.signal(signal.SIGINT, previous)
-    with runner:
-        if held:
-            coro.close()
-            raise KeyboardInterrupt
-        return runner.run(coro)
+    if held:
+        runner.close()
+        return None
+    return runner
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel and await the tasks a finished run left on ``loop`` (what :func:`asyncio.run` does on closing)."""
+    leftovers = asyncio.all_tasks(loop)
+    if not leftovers:
+        return
+    for task in leftovers:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+    for task in leftovers:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {"message": "a task left behind by a labkit run failed while it was cancelled",
+                 "exception": task.exception(), "task": task}
+            )
