@@ -216,7 +216,7 @@ def main() -> None:
     parser.add_argument("--growth", type=int, default=100_000)
     parser.add_argument("--only", nargs="*", default=["sync_run", "sync_body", "closure_tools", "growth"])
     args = parser.parse_args()
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"rounds": args.rounds}
     for name in args.only:
         out[name] = growth(args.growth) if name == "growth" else globals()[name](args.rounds)
     print(json.dumps(out))
