@@ -12,6 +12,8 @@ ratios and their range, and each side's median µs per call in CPU time
 Comparisons:
 
 * ``sync_run``: ``labkit.run(setup)`` from plain code / ``await setup.arun()`` in a running loop;
+* ``sync_run_in_a_loop``: the same ``labkit.run`` called inside a running loop (a notebook
+  cell: the run goes to a worker thread's loop) / ``await setup.arun()`` in that loop;
 * ``sync_body``: a sync tool body awaited inside a run (worker thread) / the same body ``async``;
   its absolute µs per call is the figure the target names;
 * ``closure_tools``: a run whose two tool bodies are closures made for that run / the
@@ -103,6 +105,22 @@ def sync_run(rounds: int, number: int = 200) -> dict[str, Any]:
             sync_one()
 
     return _per_call(pair(sync_block, async_block, 1, rounds), number)
+
+
+def sync_run_in_a_loop(rounds: int, number: int = 100) -> dict[str, Any]:
+    """``labkit.run`` called where a loop is already running (a notebook cell) / ``await arun()`` there."""
+    loop = asyncio.new_event_loop()
+
+    async def sync_cell() -> None:
+        for _ in range(number):
+            assert labkit.run(labkit.prepare("complete")).status is labkit.RunStatus.COMPLETED
+
+    async def async_cell() -> None:
+        for _ in range(number):
+            assert (await labkit.prepare("complete").arun()).status is labkit.RunStatus.COMPLETED
+
+    result = pair(lambda: loop.run_until_complete(sync_cell()), lambda: loop.run_until_complete(async_cell()), 1, rounds)
+    return _per_call(result, number)
 
 
 def _echo_sync(n: int) -> int:
@@ -214,7 +232,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.paired")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--growth", type=int, default=100_000)
-    parser.add_argument("--only", nargs="*", default=["sync_run", "sync_body", "closure_tools", "growth"])
+    parser.add_argument("--only", nargs="*", default=["sync_run", "sync_run_in_a_loop", "sync_body", "closure_tools", "growth"])
     args = parser.parse_args()
     out: dict[str, Any] = {"rounds": args.rounds}
     for name in args.only:

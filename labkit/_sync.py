@@ -16,6 +16,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from . import _workers
+
 __all__ = ["run_sync"]
 
 T = TypeVar("T")
@@ -29,8 +31,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     With no running loop this is ``asyncio.run`` on an event loop kept open
     for this thread's next run (see :func:`_run_here`): a fresh context per
     run, leftover tasks cancelled after it, Ctrl+C cancelling the run. Inside a running loop (a
-    Jupyter kernel) the coroutine runs on a fresh loop in a helper thread and
-    this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
+    Jupyter kernel) the coroutine runs on a worker thread's kept loop (a
+    thread of :mod:`labkit._workers`) and this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
     the coroutine is cancelled on its loop, awaited, and the interrupt re-raised.
     """
     try:
@@ -50,22 +52,23 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(main())
+            box["value"] = _run_here(main())  # on the worker thread's own kept loop
         except BaseException as exc:  # handed back to the calling thread below
             box["error"] = exc
         finally:
             done.set()
 
-    thread = threading.Thread(target=target, name="labkit-run")
+    started = False
     try:
-        thread.start()  # inside the try: an interrupt may land while the thread starts
-        done.wait()  # not Thread.join: an interrupted join marks the thread finished (Python 3.11)
+        _workers.start(target)  # inside the try: an interrupt may land while the job is handed over
+        started = True
+        done.wait()
     except BaseException:
         # Interrupted (Ctrl+C / "interrupt kernel" in Jupyter): the caller cancelled, so cancel
-        # the run on its loop too, wait for it to unwind, and re-raise. A thread that has not
+        # the run on its loop too, wait for it to unwind, and re-raise. A job that has not
         # begun yet finds the flag set by _cancel_in_thread and runs nothing.
         _cancel_in_thread(box)
-        if thread.ident is not None:
+        if started:
             done.wait()
         raise
     if "error" in box:

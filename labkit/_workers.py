@@ -1,4 +1,5 @@
-"""Sync tool bodies awaited inside a run, on worker threads a stuck body cannot hold (SPEC §3.4).
+"""Worker threads a stuck job cannot hold: sync tool bodies awaited inside a run (SPEC §3.4), and
+sync runs started where a loop is already running (a Jupyter cell, see :mod:`labkit._sync`).
 
 A sync body cannot be interrupted: Python cannot stop a thread. So a body
 awaited inside a run runs on a worker thread, and the run awaits a future
@@ -31,14 +32,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["IDLE_S", "run_body"]
+__all__ = ["IDLE_S", "run_body", "start"]
 
 IDLE_S = 30.0
 """Seconds an idle worker waits for a call before it ends."""
 
-_Job = tuple[contextvars.Context, Callable[..., Any], dict[str, Any], asyncio.AbstractEventLoop, asyncio.Future[Any]]
-
-_jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+_jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
 _lock = threading.Lock()
 _idle = 0  # workers waiting for a job, minus the jobs already handed to them (under _lock)
 
@@ -63,19 +62,25 @@ async def run_body(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
-    _submit((contextvars.copy_context(), fn, kwargs, loop, future))
+    context = contextvars.copy_context()
+    start(lambda: _run(context, fn, kwargs, loop, future))
     return await future
 
 
-def _submit(job: _Job) -> None:
+def start(job: Callable[[], object]) -> None:
+    """Call ``job()`` on a worker thread idle now, or on a new one; never wait behind a busy worker.
+
+    ``job`` must not raise (it runs on a bare thread: an escaping exception is
+    printed by :func:`threading.excepthook` and the worker ends).
+    """
     global _idle
     with _lock:
         spare = _idle > 0
         if spare:
             _idle -= 1  # that worker is now spoken for: the next call will not count on it
+    if not spare:  # the worker first, then the job: interrupted in between, a worker waits with no job (harmless)
+        threading.Thread(target=_work, name="labkit-worker", daemon=True).start()
     _jobs.put(job)
-    if not spare:
-        threading.Thread(target=_work, name="labkit-body", daemon=True).start()
 
 
 def _work() -> None:
@@ -89,7 +94,7 @@ def _work() -> None:
                     _idle -= 1
                     return
             continue  # a job was handed to this worker as it timed out: take it
-        _run(*job)
+        job()
         del job  # drop the call's arguments and result before waiting for the next one
         with _lock:
             _idle += 1
