@@ -405,7 +405,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.repeats = 1, 3
-    command = ("python -m benchmarks" + (" --quick" if args.quick else "") + (" --skip-notebooks" if args.skip_notebooks else "")
+    command = ("python -m benchmarks" + (" --quick" if args.quick else "")
+               + (f" --rounds {args.rounds}" if args.rounds != 3 and not args.quick else "") + (" --skip-notebooks" if args.skip_notebooks else "")
                + (" --only-labkit" if args.only_labkit else ""))
     started = time.perf_counter()
     machine = _machine()

@@ -119,7 +119,9 @@ def sync_run_in_a_loop(rounds: int, number: int = 100) -> dict[str, Any]:
         for _ in range(number):
             assert (await labkit.prepare("complete").arun()).status is labkit.RunStatus.COMPLETED
 
-    result = pair(lambda: loop.run_until_complete(sync_cell()), lambda: loop.run_until_complete(async_cell()), 1, rounds)
+    result = pair(
+        lambda: loop.run_until_complete(sync_cell()), lambda: loop.run_until_complete(async_cell()), 1, rounds
+    )
     return _per_call(result, number)
 
 
@@ -141,7 +143,9 @@ def sync_body(rounds: int, number: int = 300) -> dict[str, Any]:
         for i in range(number):
             assert await tool.ainvoke({"n": i}) == i
 
-    result = pair(lambda: loop.run_until_complete(calls(stool)), lambda: loop.run_until_complete(calls(atool)), 1, rounds)
+    result = pair(
+        lambda: loop.run_until_complete(calls(stool)), lambda: loop.run_until_complete(calls(atool)), 1, rounds
+    )
     return _per_call(result, number)
 
 
@@ -175,7 +179,8 @@ def _finish_review(ticket_id: int) -> str:
 def _tools_setup(read: Callable[..., str], finish: Callable[..., str]) -> labkit.Setup:
     scope = labkit.ExecutionScope(Limits(model_calls=6, tool_calls=4), {"ticket.read", "review.write"})
     tools = [scope.tool("read_ticket", "ticket.read", read), scope.tool("finish_review", "review.write", finish)]
-    transport = ScriptedTransport([Call("read_ticket", {"ticket_id": 42}), Call("finish_review", {"ticket_id": 42}), "Review finished."])
+    script = [Call("read_ticket", {"ticket_id": 42}), Call("finish_review", {"ticket_id": 42}), "Review finished."]
+    transport = ScriptedTransport(script)
     agent = labkit.HarnessAgent(labkit.CountingClient(transport, scope), tools, instructions=INSTRUCTIONS)
     return labkit.Setup(labkit.SCENARIOS["complete"], scope, labkit.ReviewTask(), transport, agent)
 
@@ -232,7 +237,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.paired")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--growth", type=int, default=100_000)
-    parser.add_argument("--only", nargs="*", default=["sync_run", "sync_run_in_a_loop", "sync_body", "closure_tools", "growth"])
+    parser.add_argument(
+        "--only", nargs="*", default=["sync_run", "sync_run_in_a_loop", "sync_body", "closure_tools", "growth"]
+    )
     args = parser.parse_args()
     out: dict[str, Any] = {"rounds": args.rounds}
     for name in args.only:

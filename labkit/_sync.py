@@ -30,10 +30,11 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     With no running loop this is ``asyncio.run`` on an event loop kept open
     for this thread's next run (see :func:`_run_here`): a fresh context per
-    run, leftover tasks cancelled after it, Ctrl+C cancelling the run. Inside a running loop (a
-    Jupyter kernel) the coroutine runs on a worker thread's kept loop (a
-    thread of :mod:`labkit._workers`) and this call waits for it; if the wait is interrupted (``KeyboardInterrupt``),
-    the coroutine is cancelled on its loop, awaited, and the interrupt re-raised.
+    run, leftover tasks cancelled after it, Ctrl+C cancelling the run. Inside
+    a running loop (a Jupyter kernel) the coroutine runs on the kept loop of a
+    worker thread (:mod:`labkit._workers`) and this call waits for it; if the
+    wait is interrupted (``KeyboardInterrupt``), the coroutine is cancelled
+    on its loop, awaited, and the interrupt re-raised.
     """
     try:
         asyncio.get_running_loop()

@@ -135,7 +135,11 @@ _INTERRUPTED_THIRD_RUN = textwrap.dedent(
 def test_ctrl_c_cancels_a_run_on_the_kept_loop() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", _INTERRUPTED_THIRD_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", _INTERRUPTED_THIRD_RUN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         assert proc.stdout is not None

@@ -135,7 +135,8 @@ _STUCK_AT_EXIT = textwrap.dedent(
 
     scope = ExecutionScope(Limits(deadline_s=0.1), {"x"})
     tool = scope.tool("stuck", "x", stuck)
-    agent = SimpleAgent(CountingClient(ScriptedTransport([Call("stuck", {"input": 1}), "done"]), scope), [tool], instructions="go")
+    transport = ScriptedTransport([Call("stuck", {"input": 1}), "done"])
+    agent = SimpleAgent(CountingClient(transport, scope), [tool], instructions="go")
     print(labkit.run_sync(labkit.run_agent(agent, "go", is_complete=lambda: True)).status, flush=True)
     """
 )
