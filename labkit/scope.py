@@ -42,6 +42,7 @@ from typing import Annotated, Any, NamedTuple, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
+from . import _workers
 from ._sync import run_sync
 from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
 from .events import ControlEvent, EventKind, StopReason
@@ -806,38 +807,5 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Run a sync body in a daemon thread and await its result, abandoning it on cancellation.
-
-    Not ``asyncio.to_thread`` or anyio's worker threads: those are joined when
-    the loop or the interpreter shuts down, so a body that ignores its
-    deadline would hold the run (or the console) until it returns. Python
-    cannot stop a thread; a late result is dropped.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if future.done():
-            return
-        if ok:
-            future.set_result(value)
-        elif isinstance(value, asyncio.CancelledError):
-            future.cancel()
-        else:
-            future.set_exception(value)
-
-    def target() -> None:
-        try:
-            value = context.run(fn, **kwargs)
-        except BaseException as exc:  # handed to the awaiting task, not swallowed
-            ok, value = False, exc
-        else:
-            ok = True
-        try:
-            loop.call_soon_threadsafe(settle, ok, value)
-        except RuntimeError:  # the loop is closed: the run ended long ago
-            pass
-
-    threading.Thread(target=target, name=f"labkit-body-{fn.__name__}", daemon=True).start()
-    return await future
+    """Run a sync body on a worker thread and await it; a body still running when the run stops is abandoned (see :mod:`labkit._workers`)."""
+    return await _workers.run_body(fn, kwargs)
