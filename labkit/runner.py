@@ -16,6 +16,7 @@ that happened at the same time.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -29,7 +30,7 @@ from .limits import Limits
 from .outcome import RunOutcome, RunStatus
 from .review import INSTRUCTIONS, PROMPT, ReviewTask
 from .scenarios import Scenario, get_scenario
-from .scope import ExecutionScope, _current_scope
+from .scope import ExecutionScope, _cancel_and_abandon, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 
@@ -45,9 +46,15 @@ async def run_agent(
 ) -> RunOutcome:
     """Run ``agent`` once in its scope and classify the ending.
 
+    The loop runs in its own task. The run ends when that task ends, or at
+    the deadline (or at a stop recorded from outside the run): then the task
+    is cancelled and given ``ABANDON_GRACE_S`` (0.1 s) to unwind; a body
+    that ignores its cancellation, sync or async (even in its cleanup), is
+    abandoned, and whatever it does later is never recorded (SPEC §3.4).
+
     Args:
         agent: a :class:`SimpleAgent` or :class:`HarnessAgent`; its scope must be fresh.
-        prompt: the user message.
+        prompt: the user message (a ``str``).
         is_complete: the host condition, read after the loop ends.
 
     Returns:
@@ -55,62 +62,72 @@ async def run_agent(
 
     Raises:
         asyncio.CancelledError: the caller cancelled (even if a stop raced it).
-        ScopeStateError: the scope already served a run.
+        ScopeStateError: the scope already served a run, or serves one now
+            (that run is not affected).
+        UserError: an agent, prompt or condition of the wrong type.
         Exception: programming errors outside the protocol (e.g. ``ScriptExhausted``).
     """
+    if not isinstance(agent, SimpleAgent):
+        raise UserError(f"agent must be a labkit.SimpleAgent or HarnessAgent, not {type(agent).__name__}")
+    if not isinstance(prompt, str):
+        raise UserError(f"prompt is the user message (a str), not {type(prompt).__name__}")
+    if not callable(is_complete):
+        raise UserError("is_complete is the host condition: a function of no arguments returning a bool")
     scope = agent.scope
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    already_cancelling = task.cancelling() if task is not None else 0
+    caller = asyncio.current_task()
+    already_cancelling = caller.cancelling() if caller is not None else 0
+    stopped = loop.create_future()  # done when the run must end now: the deadline, or a stop recorded outside it
+
+    def stop_now() -> None:
+        if not stopped.done():
+            stopped.set_result(None)
+
+    scope._enter_run(loop, stop_now)  # refused here (ScopeStateError), a second run leaves the first alone
     transcript: list[Message] = []
-    timeout = asyncio.timeout(None)
     status: RunStatus | None = None
     text: str | None = None
-
-    def expire_now() -> None:  # a stop recorded outside the run cancels it through its timeout
-        try:
-            timeout.reschedule(loop.time())
-        except RuntimeError:  # the run has already left its timeout
-            pass
-
-    def deadline_reached() -> None:
-        # Record the stop the instant the deadline fires, before the run unwinds: a sibling
-        # call or a body's cleanup running during the unwinding then finds the run stopped
-        # (first stop wins, no event after it) and sync bodies see their token set now.
-        scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
-        expire_now()
-
-    deadline: asyncio.TimerHandle | None = None
     try:
-        async with timeout:
-            scope._enter_run(loop, expire_now)
-            # Schedule the deadline before the run's context variable is set: a cancelled
-            # timer handle stays in the loop's heap for a while with the context it was
-            # scheduled in, and that context must not keep the finished run (scope, events,
-            # tools) alive.
-            deadline = loop.call_later(scope.remaining_s(), deadline_reached)
-            context_token = _current_scope.set(scope)
-            try:
-                text = await agent.respond(prompt, transcript)
-                scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
-            finally:
-                if deadline is not None:
-                    deadline.cancel()
-                _current_scope.reset(context_token)
+
+        def deadline_reached() -> None:
+            # Record the stop the instant the deadline fires, before the run unwinds: a sibling
+            # call or a body's cleanup running during the unwinding then finds the run stopped
+            # (first stop wins, no event after it) and sync bodies see their token set now.
+            scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
+            stop_now()
+
+        deadline = loop.call_later(scope.remaining_s(), deadline_reached)
+        context = contextvars.copy_context()
+        context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
+        work = loop.create_task(agent.respond(prompt, transcript), context=context)
+        try:
+            await asyncio.wait((work, stopped), return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():  # the deadline, or a stop from outside: the loop stops now
+                await _cancel_and_abandon(work)
+        except asyncio.CancelledError:  # the caller cancelled: the loop unwinds (a stop it records still loses)
+            deadline.cancel()  # the caller was first: no deadline stop after it
+            scope._token._set()
+            await _cancel_and_abandon(work)
+            scope._cancel_by_caller()
+            raise
+        finally:
+            deadline.cancel()
+        if work.done() and not work.cancelled() and work.exception() is None:
+            text = work.result()
+            scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
+        elif scope.stop_reason is not None:  # cancelled, or ended by a halt: the stop names the status
+            status = RunStatus(scope.stop_reason)
+        elif work.cancelled():  # nobody cancelled the run: a body or the provider cancelled itself
+            raise asyncio.CancelledError("a body or the provider raised CancelledError on its own")
+        else:
+            raise work.exception()  # type: ignore[misc]
     except RunHalted as halt:
         status = RunStatus(scope.stop_reason or halt.reason)
     except ProviderUnavailable:
         status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
-    except TimeoutError:
-        if not timeout.expired():
-            raise
-        status = RunStatus(scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run"))
-    except asyncio.CancelledError:
-        scope._cancel_by_caller()
-        raise
     finally:
         events, usage = scope._finish()  # one locked step; nothing is recorded after it
-    if task is not None and task.cancelling() > already_cancelling:
+    if caller is not None and caller.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
     if status is None:

@@ -123,7 +123,7 @@ def test_halt_then_caller_cancel_caller_wins() -> None:
 
     async def scenario() -> ExecutionScope:
         batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
-        agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1))
+        agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1), concurrent=True)
         holder["run"] = asyncio.create_task(go(agent))
         with pytest.raises(asyncio.CancelledError):
             await holder["run"]
@@ -160,14 +160,16 @@ def test_deadline_then_caller_cancel_caller_wins() -> None:
 
 
 def test_caller_cancel_then_deadline_caller_wins() -> None:
+    caller: dict[str, asyncio.Task[Any]] = {}
+
     async def waiting(n: int) -> str:
-        task = asyncio.current_task()  # a single call runs in the run's own task
         time.sleep(PAST_DEADLINE_S)  # block the loop: the deadline is due but has not fired
-        task.cancel()  # the caller cancels first, in the same tick
+        caller["task"].cancel()  # the caller cancels first, in the same tick
         await asyncio.sleep(0)
         return "unreachable"
 
     async def scenario() -> ExecutionScope:
+        caller["task"] = asyncio.current_task()  # the task awaiting the run
         agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
         with pytest.raises(asyncio.CancelledError):
             await go(agent)
@@ -193,7 +195,9 @@ def test_halt_then_deadline_first_wins() -> None:
         return "unreachable"
 
     batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
-    agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1, deadline_s=DEADLINE_S))
+    agent, _, scope = build(
+        [batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1, deadline_s=DEADLINE_S), concurrent=True
+    )
 
     outcome = asyncio.run(go(agent))
 
