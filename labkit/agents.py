@@ -336,6 +336,20 @@ def _refused(call: ToolCall, halt: RunHalted) -> Message:
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
 
 
+def _answer_open_calls(transcript: list[Message]) -> None:
+    """Give every call id of the last reply that has no result yet one ``cancelled`` result.
+
+    Used when the run abandons its loop (SPEC §3.4): the calls it was
+    running never report, yet each requested id gets exactly one result.
+    """
+    for index in range(len(transcript) - 1, -1, -1):
+        message = transcript[index]
+        if message.tool_calls:
+            answered = {m.tool_call_id for m in transcript[index + 1 :]}
+            transcript.extend(_cancelled(call) for call in message.tool_calls if call.id not in answered)
+            return
+
+
 def _cancelled(call: ToolCall) -> Message:
     return Message.tool_result(call.id, "cancelled: the run stopped before this call finished")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ._sync import run_sync
-from .agents import HarnessAgent, SimpleAgent
+from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
 from .chat import CountingClient, Message, Transport
 from .errors import ProviderUnavailable, RunHalted, UserError
 from .events import StopReason
@@ -87,6 +87,11 @@ async def run_agent(
     transcript: list[Message] = []
     status: RunStatus | None = None
     text: str | None = None
+    work: asyncio.Task[str | None] | None = None
+
+    def work_done() -> bool:
+        return work is None or work.done()
+
     try:
 
         def deadline_reached() -> None:
@@ -127,6 +132,9 @@ async def run_agent(
         status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
     finally:
         events, usage = scope._finish()  # one locked step; nothing is recorded after it
+        if not work_done():  # abandoned: what it does later is not this run's record
+            transcript = [*transcript]
+            _answer_open_calls(transcript)
     if caller is not None and caller.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
@@ -195,6 +203,7 @@ def prepare(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> Setup:
     """Build a fresh scope, task, transport and agent for one run of ``scenario``.
 
@@ -205,12 +214,14 @@ def prepare(
             :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
         stream: make streaming model calls.
+        concurrent_tool_calls: run the calls of one model reply at once
+            instead of one after another (the default, as in the seed; SPEC §3.1).
 
     Raises:
         UnknownScenarioError: no such scenario.
-        UserError: an unknown agent kind, limits of another type, or a
-            transport without a ``send`` method.
-        pydantic.ValidationError: a mapping of limits that does not validate.
+        UserError: an unknown agent kind, a transport without a ``send``
+            method, or a flag that is not a bool.
+        LimitsError: limits of another type, or that do not validate.
     """
     chosen = get_scenario(scenario)
     if agent not in ("simple", "harness"):
@@ -225,7 +236,7 @@ def prepare(
     used = transport if transport is not None else chosen.transport()
     client = CountingClient(used, scope)
     cls = HarnessAgent if agent == "harness" else SimpleAgent
-    built = cls(client, tools, instructions=INSTRUCTIONS, stream=stream)
+    built = cls(client, tools, instructions=INSTRUCTIONS, stream=stream, concurrent_tool_calls=concurrent_tool_calls)
     return Setup(chosen, scope, task, used, built)
 
 
@@ -236,9 +247,12 @@ async def arun(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> RunOutcome:
     """Run a scenario once and return its outcome (arguments as :func:`prepare`)."""
-    setup = prepare(scenario, agent=agent, limits=limits, transport=transport, stream=stream)
+    setup = prepare(
+        scenario, agent=agent, limits=limits, transport=transport, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+    )
     return await setup.arun()
 
 
@@ -249,6 +263,7 @@ def run(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> RunOutcome:
     """Run a scenario (or a prepared :class:`Setup`) once, synchronously; works inside Jupyter too.
 
@@ -268,7 +283,16 @@ def run(
         ScriptExhausted: a scripted model ran out of steps.
     """
     if isinstance(scenario, Setup):
-        if agent != "harness" or limits is not None or transport is not None or stream:
+        if agent != "harness" or limits is not None or transport is not None or stream or concurrent_tool_calls:
             raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
         return run_sync(scenario.arun())
-    return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
+    return run_sync(
+        arun(
+            scenario,
+            agent=agent,
+            limits=limits,
+            transport=transport,
+            stream=stream,
+            concurrent_tool_calls=concurrent_tool_calls,
+        )
+    )
