@@ -177,8 +177,7 @@ class SimpleAgent:
 
     def describe(self) -> list[str]:
         """Header lines for the console: agent type and loop settings."""
-        calls = "concurrent" if self.concurrent_tool_calls else "one after another"
-        return [f"agent: {self.kind} ({self.name}, max_iterations={self.max_iterations}, tool calls: {calls})"]
+        return [f"agent: {self.kind} ({self.name}, max_iterations={self.max_iterations})"]
 
     async def respond(self, prompt: str, transcript: list[Message]) -> str | None:
         """Run the loop for one user prompt, appending every message to ``transcript``.
