@@ -11,6 +11,11 @@ status and withhold the text; otherwise the host condition decides between
 ``Completed`` and ``Incomplete``. Caller cancellation is never an outcome:
 it propagates as :class:`asyncio.CancelledError`, and it wins over a stop
 that happened at the same time.
+
+The loop runs in a task of its own, so the run can end without it: at the
+deadline the loop is cancelled and, after a short grace, abandoned with
+whatever body it is still waiting on (SPEC §3.4). A scope serves one run: a
+second :func:`run_agent` on it is refused before it touches the running one.
 """
 
 from __future__ import annotations

@@ -9,19 +9,26 @@ Protocol, in the order the code enforces it:
   FINISHED``; entering a run twice is an error, and a finished scope admits
   nothing more.
 * The scope makes every tool: :meth:`ExecutionScope.tool` wraps a typed body
-  into a :class:`GuardedTool`. The raw body is never handed out, so a direct
-  call of the tool (outside any loop) goes through the same guard.
+  into a :class:`GuardedTool`, checking at the door what it is given (a body
+  that cannot run as a tool is refused there). The raw body is never handed
+  out, so a direct call of the tool (outside any loop) goes through the same guard.
 * On every invocation: (1) bind the raw arguments to the body's declared
-  types with pydantic (a failure never reaches the guard); (2) under one
-  lock: cancellation check, permission, global tool budget, repetition,
+  types with pydantic (a failure never reaches the guard; a boolean is never
+  a number, at any depth); (2) under one lock: cancellation check, then the
+  :data:`GUARD_RULES` in order (permission, global tool budget, repetition),
   then reserve (attempts + 1, signature + 1) and record ``ToolCall`` — the
   reservation stands even if the body fails; (3) run the body outside the
-  lock with the run's cancellation; (4) check cancellation again.
+  lock with the run's cancellation (whatever it raises settles the call);
+  (4) check cancellation again. ``refused`` means refused in step 2, before
+  the body.
 * Before each model call the counting client asks :meth:`ExecutionScope.before_model_call`:
   cancellation check, then the model-call budget, then ``ModelCall``.
 * A halt records one event named after its reason, sets the stop reason
   (the first one wins), cancels the run and raises :class:`~labkit.RunHalted`.
   After that no body starts and no event is appended.
+* A body still running when its run stops is cancelled and, after
+  :data:`ABANDON_GRACE_S`, abandoned: the run does not wait for it, and what
+  it does later is never recorded (SPEC §3.4).
 
 Budgets ask "would the next attempt exceed the limit?" with ``>=``, so zero
 admits nothing.
@@ -735,7 +742,13 @@ class GuardedTool:
         )
 
     def _check_after_body(self) -> None:
-        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused)."""
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused).
+
+        Raises:
+            RunHalted: ``refused=False``; the attempt counted, its result is dropped.
+            asyncio.CancelledError: the caller cancelled the run meanwhile.
+            ScopeStateError: the run ended while the body ran.
+        """
         try:
             self._scope.check_cancellation()
         except RunHalted as halt:
