@@ -53,7 +53,7 @@ from enum import Enum
 from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError, create_model
-from pydantic_core import to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._sync import run_sync
 from .errors import (
@@ -787,6 +787,8 @@ class GuardedTool:
             raise ToolArgumentsError(
                 self.name, "a number is not finite (NaN, Infinity, or out of range such as 1e400)"
             ) from None
+        except PydanticSerializationError as exc:  # e.g. a default value that is an arbitrary object
+            raise ToolArgumentsError(self.name, f"a value has no JSON form for its signature ({exc})") from None
         except (ValueError, RecursionError) as exc:  # too deep to walk or to serialise
             raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
 
@@ -883,7 +885,18 @@ def _shape_key(body: Any, code_owner: Any, tool: str) -> Any:
         hash(key)
     except (AttributeError, TypeError):  # no code object (a builtin), or unhashable parts
         return None
+    defaults = (*(code_owner.__defaults__ or ()), *(code_owner.__kwdefaults__ or {}).values())
+    if not all(_plain_value(d) for d in defaults):  # e.g. a per-run object as a default: kept out of the cache
+        return None
     return key
+
+
+def _plain_value(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str, bytes, Decimal, Enum)):
+        return True
+    if isinstance(value, (tuple, frozenset)):
+        return all(_plain_value(v) for v in value)
+    return False
 
 
 def _read_shape(body: Any, code_owner: Any, tool: str) -> _Shape:

@@ -562,3 +562,45 @@ def test_true_and_1_for_an_optional_int_are_not_one_signature() -> None:
     with pytest.raises(labkit.ToolArgumentsError, match="a boolean is not a number"):
         tool.invoke('{"n": true}')
     assert tool.invoke('{"n": 1}') == "ok"
+
+
+# -- nothing keeps a finished run's bodies alive (issue 11; issue 13 item 3) ------------------------
+
+
+@pytest.mark.parametrize("holds", ["closure", "bound method", "object with __call__", "partial"])
+def test_a_finished_runs_body_and_what_it_captured_are_freed(holds: str) -> None:
+    import gc
+    import threading
+    import weakref
+
+    class State:
+        def read(self, x: int) -> str:
+            return "read"
+
+        def __call__(self, x: int) -> str:
+            return "called"
+
+    def make(state: State) -> Any:
+        if holds == "closure":
+
+            def body(x: int) -> str:
+                return f"read {state}"
+
+            return body
+        if holds == "bound method":
+            return state.read
+        if holds == "object with __call__":
+            return state
+        return functools.partial(State.read, state)
+
+    state = State()
+    ref = weakref.ref(state)
+    agent, _, scope = build([Call("t", {"x": 1}, id="c"), "done"], {"t": make(state)})
+    outcome = asyncio.run(go(agent))
+    assert outcome.status is RunStatus.INCOMPLETE and results(outcome)["c"][0].startswith(("read", "called"))
+    del state, agent, scope, outcome
+    for thread in threading.enumerate():  # a sync body's thread holds it until the thread has ended
+        if thread.name.startswith("labkit-body-"):
+            thread.join(10)
+    gc.collect()
+    assert ref() is None
