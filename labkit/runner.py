@@ -82,7 +82,7 @@ async def run_agent(
     loop = asyncio.get_running_loop()
     caller = asyncio.current_task()
     already_cancelling = caller.cancelling() if caller is not None else 0
-    stopped = loop.create_future()  # done when the run must end now: the deadline, or a stop recorded outside it
+    stopped = loop.create_future()  # done when the loop ends, or the run must end now: the deadline, a stop from outside
 
     def stop_now() -> None:
         if not stopped.done():
@@ -109,9 +109,15 @@ async def run_agent(
         deadline = loop.call_later(scope.remaining_s(), deadline_reached)
         context = contextvars.copy_context()
         context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
-        work = loop.create_task(agent.respond(prompt, transcript), context=context)
+        async def the_loop() -> str | None:
+            try:
+                return await agent.respond(prompt, transcript)
+            finally:
+                stop_now()  # wakes the run in the same step (a done callback would take one more loop turn)
+
+        work = loop.create_task(the_loop(), context=context)
         try:
-            await asyncio.wait((work, stopped), return_when=asyncio.FIRST_COMPLETED)
+            await stopped  # the loop ended, or the run must end now
             if not work.done():  # the deadline, or a stop from outside: the loop stops now
                 await _cancel_and_abandon(work)
         except asyncio.CancelledError:  # the caller cancelled: the loop unwinds (a stop it records still loses)
