@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .scope import ExecutionScope, GuardedTool, _cancel_and_abandon, _schema_text
+from .bodies import _cancel_and_abandon, _schema_text
+from .scope import ExecutionScope, GuardedTool
 
 __all__ = [
     "HarnessAgent",

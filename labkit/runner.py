@@ -35,7 +35,8 @@ from .limits import Limits
 from .outcome import RunOutcome, RunStatus
 from .review import INSTRUCTIONS, PROMPT, ReviewTask
 from .scenarios import Scenario, get_scenario
-from .scope import ExecutionScope, _cancel_and_abandon, _current_scope
+from .bodies import _cancel_and_abandon
+from .scope import ExecutionScope, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 
