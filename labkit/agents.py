@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from .bodies import _cancel_and_abandon, _schema_text
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .bodies import _cancel_and_abandon, _schema_text
 from .scope import ExecutionScope, GuardedTool
 
 __all__ = [

@@ -28,6 +28,7 @@ from typing import Literal, TypeVar
 
 from ._sync import run_sync
 from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
+from .bodies import _cancel_and_abandon
 from .chat import CountingClient, Message, Transport
 from .errors import ProviderUnavailable, RunHalted, UserError
 from .events import StopReason
@@ -35,7 +36,6 @@ from .limits import Limits
 from .outcome import RunOutcome, RunStatus
 from .review import INSTRUCTIONS, PROMPT, ReviewTask
 from .scenarios import Scenario, get_scenario
-from .bodies import _cancel_and_abandon
 from .scope import ExecutionScope, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
@@ -110,6 +110,7 @@ async def run_agent(
         deadline = loop.call_later(scope.remaining_s(), deadline_reached)
         context = contextvars.copy_context()
         context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
+
         async def the_loop() -> str | None:
             try:
                 return await agent.respond(prompt, transcript)
