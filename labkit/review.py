@@ -51,30 +51,36 @@ class ReviewTask:
         self.completed = False
         self.entries = {"read_ticket": 0, "finish_review": 0}
 
-    async def read_ticket(self, input: int) -> str:
-        """Read a support ticket by its id. Only ticket 42 is in scope."""
-        self.entries["read_ticket"] += 1
-        if input != TICKET_ID:
-            return f"NotFound: only ticket {TICKET_ID} is in scope."
-        self.read = True
-        self.reads += 1
-        return TICKET_TEXT
-
-    async def finish_review(self, input: int) -> str:
-        """Mark the review of ticket 42 as finished. Requires ticket 42 to have been read."""
-        self.entries["finish_review"] += 1
-        if input != TICKET_ID:
-            raise ValueError(f"only the review of ticket {TICKET_ID} can be finished")
-        if not self.read:
-            raise ValueError(f"read ticket {TICKET_ID} before finishing its review")
-        self.completed = True
-        return "Review finished. Nothing was written outside host memory."
-
     def tools(self, scope: ExecutionScope) -> tuple[GuardedTool, GuardedTool]:
-        """Make the two guarded tools in ``scope`` (the raw bodies stay private)."""
+        """Make the two guarded tools in ``scope``.
+
+        The raw bodies are closures private to this call, as in the seed: no
+        public path reaches a body without its guard (SPEC §3.1), so the host
+        condition cannot be set without the events that show how.
+        """
+
+        async def read_ticket(input: int) -> str:
+            """Read a support ticket by its id. Only ticket 42 is in scope."""
+            self.entries["read_ticket"] += 1
+            if input != TICKET_ID:
+                return f"NotFound: only ticket {TICKET_ID} is in scope."
+            self.read = True
+            self.reads += 1
+            return TICKET_TEXT
+
+        async def finish_review(input: int) -> str:
+            """Mark the review of ticket 42 as finished. Requires ticket 42 to have been read."""
+            self.entries["finish_review"] += 1
+            if input != TICKET_ID:
+                raise ValueError(f"only the review of ticket {TICKET_ID} can be finished")
+            if not self.read:
+                raise ValueError(f"read ticket {TICKET_ID} before finishing its review")
+            self.completed = True
+            return "Review finished. Nothing was written outside host memory."
+
         return (
-            scope.tool("read_ticket", "ticket.read", self.read_ticket),
-            scope.tool("finish_review", "review.finish", self.finish_review),
+            scope.tool("read_ticket", "ticket.read", read_ticket),
+            scope.tool("finish_review", "review.finish", finish_review),
         )
 
     def is_complete(self) -> bool:
