@@ -182,6 +182,9 @@ class SimpleAgent:
             transcript.append(reply)
             if not reply.tool_calls:
                 return reply.text
+            if reply.truncated:  # cut at the output-token cap: no call of it reaches a guard (SPEC §6)
+                transcript.extend(_cut(call_id) for call_id in dict.fromkeys(c.id for c in reply.tool_calls))
+                continue
             await self._invoke_all(reply.tool_calls, transcript)
         return None
 
@@ -189,7 +192,7 @@ class SimpleAgent:
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
-            return Message.tool_result(call.id, f"error: unknown tool {call.name!r}; available tools: {known}")
+            return Message.tool_result(call.id, f"{UNKNOWN_TOOL} {call.name!r}; available tools: {known}")
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
         except ToolArgumentsError as exc:
@@ -280,6 +283,19 @@ def _repeated_ids(calls: Sequence[ToolCall]) -> dict[str, int]:
 def _repeated_error(call_id: str, repeated: dict[str, int]) -> str:
     ids = ", ".join(f"{i!r} x{n}" for i, n in repeated.items())
     return f"error: call ids repeat in this response ({ids}); no call of it was run, send each call with its own id"
+
+
+UNKNOWN_TOOL = "error: unknown tool"
+"""How the result of a call naming no tool of the agent starts (no guard, no body, no event)."""
+
+CUT = "error: the reply was cut at the output-token cap"
+"""How the result of each call of a reply cut at the cap starts (none of them ran)."""
+
+
+def _cut(call_id: str) -> Message:
+    return Message.tool_result(
+        call_id, f"{CUT} (finish_reason \"length\") before this call was complete; it was not run, ask again"
+    )
 
 
 def _refused(call: ToolCall, halt: RunHalted) -> Message:
