@@ -11,7 +11,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab test install notebooks bench clean
+.PHONY: lab test install notebooks bench clean real-server
 
 install: $(STAMP)
 
@@ -33,6 +33,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
 	$(BIN)/python -m benchmarks
+
+# Build llama.cpp's server and llama-cpp-python's server once (about 10 minutes on 2 cores), cached
+# outside the repository; `make test` then also runs every scenario against them (tests/test_real_server.py).
+real-server:
+	scripts/build_real_server.sh
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
 # outputs, and regenerate the learner edition in workbook/.

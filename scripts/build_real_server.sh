@@ -51,15 +51,16 @@ test -x build/bin/llama-server
 lib_dir="$(dirname "$(find build -name 'libllama.so' | head -1)")"
 echo "llama-server built after $(( $(date +%s) - start )) s"
 
-# 3. llama-cpp-python's server in its own venv, loading the libllama built above.
+# 3. llama-cpp-python's server in its own venv, loading the libllama built above; the `gguf`
+#    package there writes the tests' tiny model (tests/tiny_gguf.py).
 if [ ! -f venv/.installed ]; then
     rm -rf venv
     "$PYTHON" -m venv venv
     CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" \
-        venv/bin/python -m pip install --quiet "./src[server]"
+        venv/bin/python -m pip install --quiet "./src[server]" gguf
     touch venv/.installed
 fi
-LLAMA_CPP_LIB_PATH="$DIR/$lib_dir" venv/bin/python -c "import llama_cpp.server.app"
+LLAMA_CPP_LIB_PATH="$DIR/$lib_dir" venv/bin/python -c "import llama_cpp.server.app, gguf"
 echo "llama-cpp-python's server installed after $(( $(date +%s) - start )) s"
 
 # 4. Record where things are for the tests.
