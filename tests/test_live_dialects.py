@@ -406,3 +406,17 @@ def test_a_model_asking_for_an_unknown_tool_is_visible(stream: bool, capsys):
     assert [c.name for c in outcome.unknown_tool_requests] == ["read_tickets"] * 6
     out = capsys.readouterr().out
     assert code == 2 and out.count("unknown tool requested: 'read_tickets'") == 6
+
+
+def test_the_requests_table_shows_each_unknown_tool_request():
+    pytest.importorskip("pandas")
+    from labkit.frames import requests_frame
+
+    script = [Call("read_tickets", {"input": 42}), Call("read_ticket", {"input": 42}), "Review finished."]
+    with FakeOpenAIServer(script) as server:
+        outcome = labkit.run("complete", transport=_transport(server.base_url))
+    frame = requests_frame(outcome)
+    assert list(frame["tool"]) == ["read_tickets", "read_ticket"]
+    assert list(frame["answer"]) == ["unknown tool", "result"]
+    assert list(frame["reply"]) == [1, 2]
+    assert "42" not in frame.to_csv()  # never the arguments
