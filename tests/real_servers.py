@@ -88,7 +88,8 @@ def _command(kind: str, build: Build, model: Path, port: int) -> tuple[list[str]
         command = [
             str(build.llama_server),
             "-m", str(model), "--jinja", "--host", "127.0.0.1", "--port", str(port),
-            "-t", "1", "-np", "1", "-c", "4096", "--presence-penalty", "14", "--temp", "0",
+            "-t", "1", "-np", "1", "-c", "4096", "--temp", "0",
+            "--presence-penalty", "25",
         ]  # fmt: skip
         env["LD_LIBRARY_PATH"] = f"{build.lib_dir}:{env.get('LD_LIBRARY_PATH', '')}"
         return command, env

@@ -45,7 +45,7 @@ if BUILD is None:
     )
 
 SERVERS = ["llama-server", "llama-cpp-python"]
-END_TOKENS = (261, 263)  # <|endoftext|> and <|im_end|> in tests/tiny_gguf.py's vocabulary
+END_TOKENS = (267, 269)  # <|endoftext|> and <|im_end|> in tests/tiny_gguf.py's vocabulary
 # `deadline` is timing by nature, and its own test below makes the server busy on purpose.
 AGREE = [name for name in SCENARIOS if name != "deadline"]
 

@@ -6,8 +6,9 @@ built by ``scripts/build_real_server.sh`` has it)::
     python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja
 
 A llama-architecture model: 2 layers, 64 dimensions, 4 heads, a byte-level
-BPE vocabulary (the 256 GPT-2 byte tokens, a few merges, ``<|endoftext|>``,
-``<|im_start|>``, ``<|im_end|>``, ``<tool_call>``, ``</tool_call>``), about
+BPE vocabulary (the 256 GPT-2 byte tokens, merges making ``<tool``, ``_call``,
+``>\n``, ``42`` and ``42}``, then ``<|endoftext|>``, ``<|im_start|>``,
+``<|im_end|>`` and ``</tool_call>``), about
 116k parameters, written in well under a second. It embeds the chat
 template given (Qwen2.5's, which llama.cpp's server recognises as the Hermes
 ``<tool_call>`` JSON format), so the server constrains its tool calls with a
@@ -17,9 +18,13 @@ A llama model has no output bias, so a constant preference per token is
 built through the embeddings: one embedding dimension is the same large
 value for every token (it survives the small random layers and the final
 norm), and the output row of each preferred token weights that dimension.
-With the server's ``--presence-penalty`` (a token used once loses its
-preference), the model writes ``<tool_call>``, then picks ``read_ticket``
-and the number 42, then ends: deterministic calls from random weights.
+Inside the call the server's grammar allows only well-formed JSON, and the
+preferences pick ``read_ticket`` and the token ``42}``. Before it, the
+tokens ``<tool``, ``_call`` and ``>\n`` (the grammar's trigger) come in
+turn, because the server's ``--presence-penalty`` takes 25 off a token once
+used (the last 64 tokens of the prompt count too); after the call, the same penalty puts ``<tool`` below ``<|im_end|>``,
+so the reply ends after one call: deterministic calls from random weights
+(:data:`PREFER` gives the numbers).
 """
 
 from __future__ import annotations
@@ -30,8 +35,11 @@ import gguf
 import numpy as np
 
 EMBED, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 2048
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
-MERGES = ["Ġ t", "Ġ a", "i n", "e r", "o n"]
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "</tool_call>"]
+# Plain tokens built by merges: "<tool", "_call" and ">\n" (the server's grammar trigger "<tool_call>\n"
+# must not be one token, or the server wants it preserved), "42" and "42}" (digits are never merged in
+# a prompt, so these two only ever come from the model). "Ċ" is GPT-2's character for the byte "\n".
+MERGES = ["< t", "<t o", "<to o", "<too l", "_ c", "_c a", "_ca l", "_cal l", "> Ċ", "4 2", "42 }"]
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -55,26 +63,36 @@ def _vocabulary() -> tuple[list[str], list[int]]:
         tokens.append(merge.replace(" ", ""))
         types.append(gguf.TokenType.NORMAL)
     tokens += SPECIAL
-    types += [gguf.TokenType.CONTROL] * 3 + [gguf.TokenType.USER_DEFINED] * 2
+    types += [gguf.TokenType.CONTROL] * 3 + [gguf.TokenType.USER_DEFINED]
     return tokens, [int(t) for t in types]
 
 
+PREFER = {  # target logits; the server runs with --presence-penalty 25 (a token used once loses 25)
+    "<tool": 50.0,  # "<tool", "_call", ">\n" in turn (each penalised once used): the grammar's trigger
+    "_call": 45.0,
+    ">Ċ": 40.0,
+    "<|im_end|>": 58.0,  # always in the prompt's tail, so 33: after the call (once "<tool" is used) it ends the reply
+    "42}": 30.0,  # the number 42, ending the arguments object
+    "r": 10.0,  # read_ticket rather than finish_review
+    "f": -30.0,
+    "{": 10.0,
+    "}": 10.0,
+    "</tool_call>": 10.0,
+    " ": -30.0,  # compact JSON: no whitespace where the grammar allows it
+    "\n": -30.0,
+    "\t": -30.0,
+}
+SCALE = 8.0  # the constant dimension's value after the final norm (4 / rms of the embedding)
+
+
 def _preferences(tokens: list[str]) -> np.ndarray:
-    """A constant logit preference per token (0 for most)."""
+    """The output weights of the constant dimension: a fixed logit preference per token (0 for most)."""
     byte_chars = _bytes_to_unicode()
     index = {t: i for i, t in enumerate(tokens)}
     prefer = np.zeros(len(tokens), dtype=np.float32)
-
-    def char(c: str) -> int:
-        return index[byte_chars[ord(c)]]
-
-    prefer[index["<tool_call>"]] = 6.0
-    prefer[index["</tool_call>"]] = 4.0
-    prefer[index["<|im_end|>"]] = 3.0
-    for c, value in {"{": 3.0, '"': 3.0, "r": 3.0, "4": 3.0, "2": 2.5, "}": 2.0, ":": 2.0, ",": 2.0}.items():
-        prefer[char(c)] = value
-    for c in " \n\t\r":
-        prefer[char(c)] = -4.0
+    for token, logit in PREFER.items():
+        at = index[token] if token in index else index[byte_chars[ord(token)]]
+        prefer[at] = logit / SCALE
     return prefer
 
 
