@@ -480,10 +480,11 @@ class LiveTransport:
                 if request.stream:
                     create = client.chat.completions.with_streaming_response.create
                     async with create(**body, stream=True) as response:
-                        if "json" in response.headers.get("content-type", ""):  # a server that ignores `stream`
+                        kind = response.headers.get("content-type", "")
+                        if "json" in kind:  # a server that ignores `stream`
                             yield _from_completion(_json(await response.text(), url), url)
                         else:
-                            async for chunk in _from_stream(response.iter_lines(), url):
+                            async for chunk in _from_stream(response.iter_lines(), url, "event-stream" in kind):
                                 yield chunk
                 else:
                     raw = await client.chat.completions.with_raw_response.create(**body)
@@ -781,14 +782,15 @@ def _is_whole_json(text: str) -> bool:
     return True
 
 
-async def _from_stream(lines: AsyncIterator[str], url: str) -> AsyncIterator[ChatChunk]:
+async def _from_stream(lines: AsyncIterator[str], url: str, event_stream: bool = True) -> AsyncIterator[ChatChunk]:
     """Text deltas as they come; the tool calls whole at the end, once the reply is known to be whole.
 
     A reply is whole when the stream gave a ``finish_reason`` and then
     ``[DONE]``. A stream that ends before either (a connection closed
-    mid-reply, whatever the HTTP framing) raises
-    :class:`~labkit.ProviderUnavailable`: its text was only ever partial and
-    its calls are never run.
+    mid-reply, whatever the HTTP framing, or an event stream with no event at
+    all) raises :class:`~labkit.ProviderUnavailable`: its text was only ever
+    partial and its calls are never run. A body that is not an event stream
+    raises :class:`~labkit.ProviderResponseError`.
     """
     calls = StreamedCalls(url)
     finish: str | None = None
@@ -818,6 +820,8 @@ async def _from_stream(lines: AsyncIterator[str], url: str) -> AsyncIterator[Cha
         if isinstance(choice.get("finish_reason"), str):
             finish = choice["finish_reason"]
     if not received and not done:
+        if event_stream:  # e.g. llama-cpp-python when its generator fails after the 200 was sent
+            raise _cut_short("the event stream ended before its first event", url)
         raise _malformed("the stream ended without a single chunk (is it a server-sent event stream?)", url)
     if finish is None:
         raise _cut_short("the stream ended without a finish reason", url)

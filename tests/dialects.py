@@ -229,6 +229,7 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk("usage only in a last chunk without choices, or no usage", "ignored (labkit counts calls, not tokens)", "test_every_dialect_matches_the_scripted_transport"),
     Quirk("several calls in one chunk, or interleaved deltas", "joined by id, then index", "test_several_calls_per_chunk_and_interleaved"),
     Quirk("`tools` ignored unless `tool_choice` is sent", "labkit sends `tool_choice: \"auto\"` with its tools", "test_the_request_says_tool_choice_auto"),
+    Quirk("an event stream with no event at all (llama-cpp-python cannot stream an automatic tool call)", "`ProviderUnavailable` (the reply was cut short), like any stream without its end", "tests/test_real_server.py::test_llama_cpp_python_cannot_stream_an_automatic_tool_call"),
     Quirk("HTTP 5xx from a server that is up", "`ProviderUnavailable` quoting the server's message, not \"cannot reach\"; no hidden retry", "tests/test_live.py::test_an_error_status_is_provider_unavailable_quoting_the_server"),
 )
 
@@ -259,6 +260,7 @@ SEEN: dict[str, tuple[str, ...]] = {
     QUIRKS[15].name: ("sglang",),
     QUIRKS[16].name: ("llama-cpp-python",),
     QUIRKS[17].name: ("llama-cpp-python",),
+    QUIRKS[18].name: ("llama-cpp-python",),
 }
 
 

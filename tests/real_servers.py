@@ -53,10 +53,14 @@ def find_build() -> Build | None:
     return build if build.llama_server.is_file() and build.python.is_file() else None
 
 
-def write_model(build: Build, path: Path) -> Path:
-    """Write the tiny model with the build's own Python (it has the ``gguf`` package)."""
+def write_model(build: Build, path: Path, *, calls: bool = False) -> Path:
+    """Write the tiny model with the build's own Python (it has the ``gguf`` package).
+
+    ``calls``: the model also asks for tools in llama-cpp-python's function-calling format.
+    """
     script = Path(__file__).with_name("tiny_gguf.py")
-    subprocess.run([str(build.python), str(script), str(path), str(build.templates / TEMPLATE)], check=True, timeout=120)
+    command = [str(build.python), str(script), str(path), str(build.templates / TEMPLATE)] + (["--calls"] if calls else [])
+    subprocess.run(command, check=True, timeout=120)
     return path
 
 

@@ -323,8 +323,9 @@ TEXT_THEN_CALL = [
         (TEXT_THEN_CALL + [chunk({}, "tool_calls")], "chunked"),
         (TEXT_THEN_CALL + [chunk({}, "tool_calls")], "cut-length"),  # closed before the announced length
         (TEXT_THEN_CALL + [chunk({}, "tool_calls")], "cut-chunked"),  # closed before the last chunk
+        ([], "chunked"),  # llama-cpp-python when its generator fails after the 200: no event at all
     ],
-    ids=["no-finish-reason", "no-done", "no-done-closed", "no-done-chunked", "cut-mid-body", "cut-mid-chunk"],
+    ids=["no-finish-reason", "no-done", "no-done-closed", "no-done-chunked", "cut-mid-body", "cut-mid-chunk", "no-event"],
 )
 def test_a_stream_cut_short_is_one_status(events: list[Any], framing: str):
     def factory():

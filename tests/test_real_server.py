@@ -102,7 +102,7 @@ def test_every_scenario_streamed_and_not_agree(server: RunningServer, name: str)
 
 def test_forbidden_ends_permission_denied_on_llama_server(server: RunningServer):
     if server.name != "llama-server":
-        pytest.skip("llama-cpp-python's function-calling format lets this random model answer with text")
+        pytest.skip("the tiny model answers llama-cpp-python's format with a message; its calls are tested below")
     for stream in (False, True):
         code, data = _console("forbidden", server.base_url, stream)
         assert (code, data["status"]) == (2, "PermissionDenied")
@@ -136,3 +136,75 @@ def test_the_deadline_holds_against_a_busy_server(server: RunningServer):
         holder.join(timeout=0)
     assert outcome.status is RunStatus.DEADLINE_EXCEEDED
     assert outcome.count("ModelCall") >= 1 and outcome.events[-1].kind == "DeadlineExceeded"
+
+
+# -- llama-cpp-python with a model that asks for tools in its format ------------------------
+
+
+@pytest.fixture(scope="module")
+def calling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    model = write_model(BUILD, tmp_path_factory.mktemp("calls") / "tiny-calls.gguf", calls=True)
+    running = start("llama-cpp-python", BUILD, model, tmp_path_factory.mktemp("llama-cpp-python-calls"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _post(base_url: str, body: dict) -> tuple[str, bytes]:
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return answer.headers.get("Content-Type", ""), answer.read()
+
+
+def test_llama_cpp_python_streamed_calls_as_recorded_are_read_like_the_whole_reply(calling_server: RunningServer):
+    """Its forced-tool stream repeats id and name in every delta; labkit joins it into the same call."""
+    from fake_openai_server import FakeOpenAIServer
+
+    setup = labkit.prepare("complete")
+    tools = [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()}}
+        for t in setup.agent.tools
+    ]
+    body = {
+        "model": "tiny",
+        "messages": [{"role": "user", "content": "Please review ticket 42."}],
+        "tools": tools,
+        "tool_choice": {"type": "function", "function": {"name": "read_ticket"}},
+    }
+    recorded = {stream: _post(calling_server.base_url, {**body, "stream": stream}) for stream in (False, True)}
+    deltas = [
+        json.loads(line[6:])["choices"][0]["delta"].get("tool_calls") or []
+        for line in recorded[True][1].decode().splitlines()
+        if line.startswith("data: {")
+    ]
+    pieces = [p for d in deltas for p in d]
+    assert len(pieces) > 1 and all(p.get("id") and p.get("function", {}).get("name") for p in pieces)  # the quirk
+
+    def replay(body: dict):
+        kind, data = recorded[bool(body.get("stream"))]
+        return 200, data, kind
+
+    calls = {}
+    for stream in (False, True):
+        with FakeOpenAIServer(reply=replay) as server:
+            transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny"))
+            outcome = labkit.run("forbidden", transport=transport, stream=stream)
+        assert outcome.status is RunStatus.PERMISSION_DENIED  # read_ticket reached the guard
+        calls[stream] = [(c.id, c.name, json.loads(c.arguments)) for c in outcome.transcript[2].tool_calls]
+    assert [c[1:] for c in calls[True]] == [c[1:] for c in calls[False]]  # ids differ per request (a uuid)
+    assert [name for _, name, _ in calls[True]] == ["read_ticket"]
+    assert calls[True][0][0] == pieces[0]["id"]  # the id, set once, not joined
+
+
+def test_llama_cpp_python_cannot_stream_an_automatic_tool_call(calling_server: RunningServer):
+    """It fails after sending 200 (an event stream with no event): labkit says the reply was cut short."""
+    transport = LiveTransport(LiveProfile(base_url=calling_server.base_url, model="tiny"))
+    streamed = labkit.run("complete", transport=transport, stream=True)
+    assert streamed.status is RunStatus.PROVIDER_UNAVAILABLE and streamed.count("ToolCall") == 0
+    assert "cut short" in str(transport.last_error)
+    whole = labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=calling_server.base_url, model="tiny")))
+    assert whole.count("ToolCall") >= 1  # the same model's calls run when not streamed
+    _check_one_result_per_call_id(whole)

@@ -3,7 +3,7 @@
 Run with a Python that has the ``gguf`` package (the real-server environment
 built by ``scripts/build_real_server.sh`` has it)::
 
-    python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja
+    python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls]
 
 A llama-architecture model: 2 layers, 64 dimensions, 4 heads, a byte-level
 BPE vocabulary (the 256 GPT-2 byte tokens, merges making ``<tool``, ``_call``,
@@ -73,8 +73,9 @@ PREFER = {  # target logits; the server runs with --presence-penalty 25 (a token
     ">Ċ": 40.0,
     "<|im_end|>": 58.0,  # always in the prompt's tail, so 33: after the call (once "<tool" is used) it ends the reply
     "42}": 30.0,  # the number 42, ending the arguments object
-    "r": 10.0,  # read_ticket rather than finish_review
-    "f": -30.0,
+    "r": 30.0,  # read_ticket rather than finish_review (r is often in the prompt's tail: 5 then)
+    "f": -30.0,  # llama-cpp-python: "message:" rather than "functions.read_ticket:" (see CALLS below)
+    "m": 0.0,
     "{": 10.0,
     "}": 10.0,
     "</tool_call>": 10.0,
@@ -82,22 +83,24 @@ PREFER = {  # target logits; the server runs with --presence-penalty 25 (a token
     "\n": -30.0,
     "\t": -30.0,
 }
+CALLS = {"f": 0.0, "m": -30.0}
+"""With ``--calls``: llama-cpp-python's format answers "functions.read_ticket:" rather than "message:"."""
 SCALE = 8.0  # the constant dimension's value after the final norm (4 / rms of the embedding)
 
 
-def _preferences(tokens: list[str]) -> np.ndarray:
+def _preferences(tokens: list[str], calls: bool = False) -> np.ndarray:
     """The output weights of the constant dimension: a fixed logit preference per token (0 for most)."""
     byte_chars = _bytes_to_unicode()
     index = {t: i for i, t in enumerate(tokens)}
     prefer = np.zeros(len(tokens), dtype=np.float32)
-    for token, logit in PREFER.items():
+    for token, logit in (PREFER | CALLS if calls else PREFER).items():
         at = index[token] if token in index else index[byte_chars[ord(token)]]
         prefer[at] = logit / SCALE
     return prefer
 
 
-def write(path: str, template: str, seed: int = 0) -> None:
-    """Write the model to ``path`` with ``template`` as its chat template."""
+def write(path: str, template: str, seed: int = 0, calls: bool = False) -> None:
+    """Write the model to ``path`` with ``template`` as its chat template (``calls``: see :data:`CALLS`)."""
     rng = np.random.default_rng(seed)
     tokens, types = _vocabulary()
     vocab = len(tokens)
@@ -130,7 +133,7 @@ def write(path: str, template: str, seed: int = 0) -> None:
     embedding = small(vocab, EMBED)
     embedding[:, 0] = 4.0  # the constant dimension that carries the preferences
     output = small(vocab, EMBED)
-    output[:, 0] = _preferences(tokens)
+    output[:, 0] = _preferences(tokens, calls)
     writer.add_tensor("token_embd.weight", embedding)
     writer.add_tensor("output_norm.weight", np.ones(EMBED, dtype=np.float32))
     writer.add_tensor("output.weight", output)
@@ -150,7 +153,8 @@ def write(path: str, template: str, seed: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja")
-    with open(sys.argv[2], encoding="utf-8") as file:
-        write(sys.argv[1], file.read())
+    args = [a for a in sys.argv[1:] if a != "--calls"]
+    if len(args) != 2:
+        sys.exit("usage: python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls]")
+    with open(args[1], encoding="utf-8") as file:
+        write(args[0], file.read(), calls="--calls" in sys.argv)
