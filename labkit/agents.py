@@ -11,7 +11,11 @@ budget always stops first. Several calls in one reply run concurrently;
 when a halt stops the batch, calls still running are cancelled and every
 requested call id still gets exactly one result in the transcript. A reply
 whose call ids repeat is not run at all: each distinct id gets one error
-result and the loop asks the model again.
+result and the loop asks the model again. Neither is a reply cut at the
+output-token cap (``Message.truncated``): its calls may be incomplete, so
+none reaches a guard; each gets a result saying the reply was cut. A call
+naming no tool of the agent gets an error result and records no event;
+``RunOutcome.unknown_tool_requests`` lists such calls.
 
 The harness differs only in what it composes around the loop, and it says
 so: :attr:`HarnessAgent.capabilities` lists every optional capability, and
