@@ -92,7 +92,7 @@ def _command(kind: str, build: Build, model: Path, port: int) -> tuple[list[str]
         command = [
             str(build.llama_server),
             "-m", str(model), "--jinja", "--host", "127.0.0.1", "--port", str(port),
-            "-t", "1", "-np", "1", "-c", "4096", "--temp", "0",
+            "-t", "1", "-np", "1", "-c", "16384", "--temp", "0",
             "--presence-penalty", "25",
         ]  # fmt: skip
         env["LD_LIBRARY_PATH"] = f"{build.lib_dir}:{env.get('LD_LIBRARY_PATH', '')}"
@@ -100,7 +100,8 @@ def _command(kind: str, build: Build, model: Path, port: int) -> tuple[list[str]
     command = [
         str(build.python), "-m", "llama_cpp.server",
         "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-        "--chat_format", "chatml-function-calling", "--n_threads", "1", "--n_ctx", "4096",
+        "--chat_format", "chatml-function-calling", "--n_threads", "1", "--n_ctx", "16384",
+        "--interrupt_requests", "False",  # queue a second client instead of cutting the first one off
     ]  # fmt: skip
     env["LLAMA_CPP_LIB_PATH"] = str(build.lib_dir)
     return command, env

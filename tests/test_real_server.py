@@ -110,32 +110,37 @@ def test_forbidden_ends_permission_denied_on_llama_server(server: RunningServer)
 
 
 def test_the_deadline_holds_against_a_busy_server(server: RunningServer):
-    """One slot (-np 1), held by another client's long generation: the run still ends at its deadline."""
+    """One slot (-np 1), held by another client's long generation: the run still ends at its deadline.
+
+    The last test on each server: the other client's generation outlives it.
+    """
     body = json.dumps(
         {
             "model": "tiny",
-            "messages": [{"role": "user", "content": "talk"}],
-            "max_tokens": 3500,
+            "prompt": "talk",
+            "max_tokens": 12000,  # longer than the test: the server is killed at teardown
+            "stream": True,
             "ignore_eos": True,  # llama-server
             "logit_bias": {str(token): -100 for token in END_TOKENS},  # both servers
         }
     ).encode()
-    busy = urllib.request.Request(f"{server.base_url}/chat/completions", body, {"Content-Type": "application/json"})
+    busy = urllib.request.Request(f"{server.base_url}/completions", body, {"Content-Type": "application/json"})
+    generating = threading.Event()
 
     def hold_the_slot() -> None:
-        with contextlib.suppress(Exception):
-            urllib.request.urlopen(busy, timeout=120).read()
+        with contextlib.suppress(Exception), urllib.request.urlopen(busy, timeout=120) as answer:
+            for line in answer:
+                if line.startswith(b"data: {"):
+                    generating.set()  # the other client's generation has started: the slot is taken
 
     holder = threading.Thread(target=hold_the_slot, daemon=True)
     holder.start()
-    try:
-        transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny", timeout_s=60))
-        limits = SCENARIOS["deadline"].limits.with_(deadline_s=0.5)
-        outcome = labkit.run("complete", transport=transport, limits=limits, stream=True)
-    finally:
-        holder.join(timeout=0)
+    assert generating.wait(timeout=60), "the other client's generation did not start"
+    transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny", timeout_s=60))
+    limits = SCENARIOS["deadline"].limits.with_(deadline_s=0.5)
+    outcome = labkit.run("complete", transport=transport, limits=limits, stream=True)
     assert outcome.status is RunStatus.DEADLINE_EXCEEDED
-    assert outcome.count("ModelCall") >= 1 and outcome.events[-1].kind == "DeadlineExceeded"
+    assert [e.kind for e in outcome.events] == ["ModelCall", "DeadlineExceeded"]
 
 
 # -- llama-cpp-python with a model that asks for tools in its format ------------------------

@@ -34,7 +34,7 @@ import sys
 import gguf
 import numpy as np
 
-EMBED, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 2048
+EMBED, LAYERS, HEADS, FFN, CONTEXT = 64, 2, 4, 128, 16384
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "</tool_call>"]
 # Plain tokens built by merges: "<tool", "_call" and ">\n" (the server's grammar trigger "<tool_call>\n"
 # must not be one token, or the server wants it preserved), "42" and "42}" (digits are never merged in
