@@ -421,3 +421,17 @@ def test_the_requests_table_shows_each_unknown_tool_request():
     assert list(frame["answer"]) == ["unknown tool", "result"]
     assert list(frame["reply"]) == [1, 2]
     assert "42" not in frame.to_csv()  # never the arguments
+
+
+@STREAM
+@pytest.mark.parametrize("value", [..., None], ids=["absent", "null"])
+def test_null_or_absent_arguments_bind_as_no_arguments_through_the_console(value: Any, stream: bool):
+    """read_ticket needs `input`: both paths bind {} (not the text "null") and say what is missing."""
+    function = {"name": "read_ticket"} if value is ... else {"name": "read_ticket", "arguments": value}
+    streamed = [chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]}), chunk({}, "tool_calls"), "[DONE]"]
+    message = {"tool_calls": [{"id": "c1", "type": "function", "function": function}]}
+    outcome, data, _ = _both_ways(lambda: _first_then_text(streamed, message, "tool_calls"), stream)
+    assert outcome.transcript[2].tool_calls[0].arguments == "{}"
+    result = next(m.text for m in outcome.transcript if m.role == "tool")
+    assert result.startswith("error: arguments for 'read_ticket' do not bind") and "input" in result
+    assert data["status"] == "Incomplete" and outcome.count("ToolCall") == 0
