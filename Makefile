@@ -34,7 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
 	$(BIN)/python -m benchmarks
 
-# Build llama.cpp's server and llama-cpp-python's server once (about 10 minutes on 2 cores), cached
+# Build llama.cpp's server and llama-cpp-python's server once (10 to 30 minutes on 2 cores), cached
 # outside the repository; `make test` then also runs every scenario against them (tests/test_real_server.py).
 real-server:
 	scripts/build_real_server.sh

@@ -7,7 +7,8 @@
 # The build lives outside the repository, keyed by version, and is reused when complete:
 #   ${LABKIT_REAL_SERVER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/labkit-real-server}/<version>/
 # Needs cmake, ninja and a C++ compiler (Debian: cmake ninja-build build-essential).
-# Takes about 10 minutes on 2 cores; the tests skip themselves until it has been run.
+# Takes 10 to 30 minutes on 2 cores (measured: 29 min with other builds competing for the CPU);
+# the tests skip themselves until it has been run.
 set -euo pipefail
 
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.real_server
 BUILD = find_build()
 if BUILD is None:
     pytest.skip(
-        "the real servers are not built: run `make real-server` once (about 10 minutes; cached outside the repository)",
+        "the real servers are not built: run `make real-server` once (10 to 30 minutes on 2 cores; cached outside the repository)",
         allow_module_level=True,
     )
 
