@@ -37,12 +37,18 @@ def events_frame(
 
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
-        ``name`` and ``count``; for a mapping, one column group per label
-        (a shorter run leaves empty cells). Arguments are never part of it.
+        ``name`` and ``count``; for a mapping, one column group per label.
+        A shorter run leaves blank cells, never ``NaN``: ``""`` for ``kind``
+        and ``name``; ``count`` is a nullable integer (``Int64``) whose
+        missing cells (``pd.NA``) are shown blank. Arguments are never part of it.
     """
     if isinstance(source, Mapping):
         frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in source.items()}
-        return pd.concat(frames, axis=1, names=["run", None])
+        table = pd.concat(frames, axis=1, names=["run", None])
+        for label in frames:
+            table[(label, "kind")] = table[(label, "kind")].fillna("")
+            table[(label, "name")] = table[(label, "name")].fillna("")
+        return _BlankCells(table)
     events = source.events if isinstance(source, RunOutcome) else tuple(source)
     frame = pd.DataFrame(
         [(str(e.kind), e.name, e.count) for e in events],
@@ -50,6 +56,28 @@ def events_frame(
     )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
     return frame
+
+
+class _BlankCells(pd.DataFrame):
+    """A DataFrame that shows its missing cells (``pd.NA``) blank, in plain text and in HTML.
+
+    Only the display changes: the data (e.g. an ``Int64`` column with ``pd.NA``)
+    is the same, so sums and comparisons work as on any DataFrame.
+    """
+
+    @property
+    def _constructor(self) -> type[_BlankCells]:
+        return _BlankCells  # a slice (.tail(), .loc[...]) keeps the blank cells
+
+    def _shown(self) -> pd.DataFrame:
+        plain = pd.DataFrame(self)
+        return plain.astype(object).where(plain.notna(), "")
+
+    def __repr__(self) -> str:
+        return repr(self._shown())
+
+    def _repr_html_(self) -> str | None:
+        return self._shown()._repr_html_()
 
 
 def counters_frame(outcome: RunOutcome) -> pd.DataFrame:

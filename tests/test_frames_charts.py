@@ -52,6 +52,22 @@ def test_events_frame_of_no_events() -> None:
     assert list(frame.columns) == ["kind", "name", "count"]
 
 
+def test_events_frame_side_by_side_shows_blank_cells_not_nan() -> None:
+    runs = {"a": labkit.run("repeat"), "b": labkit.run("forbidden")}
+    frame = events_frame(runs)
+    short = len(runs["b"].events)
+    assert len(frame) == len(runs["a"].events) > short
+    assert str(frame[("b", "count")].dtype) == "Int64"  # a nullable int: sums still work
+    assert frame[("b", "count")].sum() == sum(e.count for e in runs["b"].events)
+    assert frame[("b", "count")].iloc[short:].isna().all()
+    assert (frame[("b", "kind")].iloc[short:] == "").all() and (frame[("b", "name")].iloc[short:] == "").all()
+    for shown in (repr(frame), frame._repr_html_(), repr(frame.tail(2)), frame.tail(2)._repr_html_()):
+        assert "NaN" not in shown and "<NA>" not in shown and "&lt;NA&gt;" not in shown and "nan" not in shown
+    last = repr(frame).splitlines()[-1]  # the longer run's last event, the shorter run's blank cells
+    assert last.split() == [str(len(frame)), "RepeatedCall", "read_ticket", "1"]
+    assert frame._repr_html_().count("<td></td>") == 3 * (len(frame) - short)
+
+
 def test_counters_frame_reads_used_against_limit(repeat) -> None:
     frame = counters_frame(repeat)
     assert list(frame.index) == ["model calls", "tool attempts", "attempts per signature"]
