@@ -81,22 +81,28 @@ class _BlankCells(pd.DataFrame):
 
 
 def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
-    """The run's counters next to their limits.
+    """The run's counters next to their limits, and which one stopped the run.
 
     Returns:
         Rows ``model calls``, ``tool attempts``, ``attempts per signature``
         (the highest of any one signature), with columns ``used``, ``limit``
-        and ``at limit`` (``used >= limit``). Elapsed time is left out: it
-        varies from run to run (the chart shows it).
+        and ``stopped here``: ``True`` only on the row whose rule decided the
+        stop (``ModelBudget``, ``ToolBudget``, ``RepeatedCall``), the row
+        :func:`labkit.charts.counters_data` highlights. A counter *at* its
+        limit did not stop the run: a limit refuses the next attempt, not the
+        last admitted one (SPEC §3.1, §3.3); so no row is marked for
+        ``Completed``, ``Incomplete``, a deadline, a permission refusal or a
+        provider failure. Elapsed time is left out: it varies from run to
+        run (the chart shows it).
+
+    Raises:
+        UserError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
     """
-    usage, limits = outcome.usage, outcome.limits
-    rows = {
-        "model calls": (usage.model_calls, limits.model_calls),
-        "tool attempts": (usage.tool_calls, limits.tool_calls),
-        "attempts per signature": (usage.repetitions, limits.repetitions),
-    }
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit"])
-    frame["at limit"] = frame["used"] >= frame["limit"]
+    from .charts import counters_data  # the chart's rows: one rule decides, in both places
+
+    counted = ("model calls", "tool attempts", "attempts per signature")
+    rows = {row.name: (row.used, row.limit, row.highlighted) for row in counters_data(outcome) if row.name in counted}
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit", "stopped here"])
     frame.index.name = "counter"
     return frame
 
