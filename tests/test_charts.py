@@ -6,6 +6,8 @@ not pixels; a few structural checks make sure the figures draw those rows.
 
 from __future__ import annotations
 
+import asyncio
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -154,7 +156,7 @@ def test_something_that_is_not_an_outcome_is_a_clear_error(helper) -> None:
 
 @pytest.mark.parametrize(
     "error",
-    [ConnectionError("refused"), __import__("asyncio").CancelledError("the client gave up")],
+    [ConnectionError("refused"), asyncio.CancelledError("the client gave up")],
     ids=["unreachable", "provider-cancelled-itself"],
 )
 def test_a_provider_failure_is_titled_truthfully_whether_unreachable_or_cancelled_by_itself(error) -> None:
