@@ -52,7 +52,7 @@ _WHY = {
     RunStatus.REPEATED_CALL: "stopped by the repetition rule",
     RunStatus.MODEL_BUDGET: "stopped by the model-call budget",
     RunStatus.DEADLINE_EXCEEDED: "stopped by the deadline",
-    RunStatus.PROVIDER_UNAVAILABLE: "endpoint unreachable; no limit decided",
+    RunStatus.PROVIDER_UNAVAILABLE: "the provider failed; no limit decided",
 }
 """Why each status ended the run, in the chart's title."""
 
@@ -255,7 +255,7 @@ class TimelineRow(NamedTuple):
             the ``ToolCall`` that admitted it.
         lane: one of :data:`LANES`. A stop sits on the lane that decided it:
             ``guard`` for the three guard rules, ``model`` for the model-call
-            budget and an unreachable provider; the deadline sits on the lane
+            budget and a provider that failed; the deadline sits on the lane
             that was running when time ran out (``model`` or ``body``).
         kind: the event kind (an :class:`~labkit.EventKind` value), or ``"body"``
             for the body run that follows each admitted ``ToolCall`` (bodies
@@ -282,7 +282,7 @@ def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
     if kind == StopReason.MODEL_BUDGET:
         return f"refuses call {count + 1}: {count} of {limits.model_calls} made"
     if kind == StopReason.PROVIDER_UNAVAILABLE:
-        return "endpoint unreachable"
+        return "provider failed"
     return f"deadline {limits.deadline_s:g} s passed"
 
 

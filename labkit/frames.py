@@ -47,12 +47,18 @@ def events_frame(
 
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
-        ``name`` and ``count``; for a mapping, one column group per label
-        (a shorter run leaves empty cells). Arguments are never part of it.
+        ``name`` and ``count``; for a mapping, one column group per label.
+        A shorter run leaves blank cells, never ``NaN``: ``""`` for ``kind``
+        and ``name``; ``count`` is a nullable integer (``Int64``) whose
+        missing cells (``pd.NA``) are shown blank. Arguments are never part of it.
     """
     if isinstance(source, Mapping):
         frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in source.items()}
-        return pd.concat(frames, axis=1, names=["run", None])
+        table = pd.concat(frames, axis=1, names=["run", None])
+        for label in frames:
+            table[(label, "kind")] = table[(label, "kind")].fillna("")
+            table[(label, "name")] = table[(label, "name")].fillna("")
+        return _BlankCells(table)
     events = source.events if isinstance(source, RunOutcome) else tuple(source)
     frame = pd.DataFrame(
         [(str(e.kind), e.name, e.count) for e in events],
@@ -62,23 +68,51 @@ def events_frame(
     return frame
 
 
+class _BlankCells(pd.DataFrame):
+    """A DataFrame that shows its missing cells (``pd.NA``) blank, in plain text and in HTML.
+
+    Only the display changes: the data (e.g. an ``Int64`` column with ``pd.NA``)
+    is the same, so sums and comparisons work as on any DataFrame.
+    """
+
+    @property
+    def _constructor(self) -> type[_BlankCells]:
+        return _BlankCells  # a slice (.tail(), .loc[...]) keeps the blank cells
+
+    def _shown(self) -> pd.DataFrame:
+        plain = pd.DataFrame(self)
+        return plain.astype(object).where(plain.notna(), "")
+
+    def __repr__(self) -> str:
+        return repr(self._shown())
+
+    def _repr_html_(self) -> str | None:
+        return self._shown()._repr_html_()
+
+
 def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
-    """The run's counters next to their limits.
+    """The run's counters next to their limits, and which one stopped the run.
 
     Returns:
         Rows ``model calls``, ``tool attempts``, ``attempts per signature``
         (the highest of any one signature), with columns ``used``, ``limit``
-        and ``at limit`` (``used >= limit``). Elapsed time is left out: it
-        varies from run to run (the chart shows it).
+        and ``stopped here``: ``True`` only on the row whose rule decided the
+        stop (``ModelBudget``, ``ToolBudget``, ``RepeatedCall``), the row
+        :func:`labkit.charts.counters_data` highlights. A counter *at* its
+        limit did not stop the run: a limit refuses the next attempt, not the
+        last admitted one (SPEC §3.1, §3.3); so no row is marked for
+        ``Completed``, ``Incomplete``, a deadline, a permission refusal or a
+        provider failure. Elapsed time is left out: it varies from run to
+        run (the chart shows it).
+
+    Raises:
+        UserError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
     """
-    usage, limits = outcome.usage, outcome.limits
-    rows = {
-        "model calls": (usage.model_calls, limits.model_calls),
-        "tool attempts": (usage.tool_calls, limits.tool_calls),
-        "attempts per signature": (usage.repetitions, limits.repetitions),
-    }
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit"])
-    frame["at limit"] = frame["used"] >= frame["limit"]
+    from .charts import counters_data  # the chart's rows: one rule decides, in both places
+
+    counted = ("model calls", "tool attempts", "attempts per signature")
+    rows = {row.name: (row.used, row.limit, row.highlighted) for row in counters_data(outcome) if row.name in counted}
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit", "stopped here"])
     frame.index.name = "counter"
     return frame
 

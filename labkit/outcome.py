@@ -82,6 +82,11 @@ class RunOutcome(BaseModel):
             included); not needed to read the outcome.
         usage: the counters at the end.
         limits: the limits the run had.
+        hint: for ``ProviderUnavailable`` only, why the provider failed: the
+            message of the :class:`~labkit.ProviderUnavailable` that ended the
+            run (the console prints it as its ``hint:`` line), e.g. the URL
+            tried, or that the provider cancelled its own request while nobody
+            cancelled the run (SPEC §3.4); ``None`` for every other status.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -92,6 +97,7 @@ class RunOutcome(BaseModel):
     transcript: tuple[Message, ...] = ()
     usage: Usage = Usage(0, 0, 0, 0.0)
     limits: Limits = Limits()
+    hint: str | None = None
 
     @property
     def exit_code(self) -> int:

@@ -44,11 +44,23 @@ def _no_guess(value: object) -> bool:
     return value is None or value is Ellipsis
 
 
-def _line(what: str, said: object, was: object) -> str:
+_LABEL_WIDTH = 15  # the narrowest label column; a longer label widens it
+_VALUE_WIDTH = 18  # the narrowest value column; a longer value widens it
+
+
+def _widths(lines: Sequence[tuple[str, object, object]]) -> tuple[int, int]:
+    """Column widths that fit every label and value of ``lines``, with at least two spaces after each."""
+    label = max([_LABEL_WIDTH - 1, *(len(what) for what, _, _ in lines)]) + 1
+    values = [len(str(v)) for _, said, was in lines for v in (said, was) if not _no_guess(v)]
+    return label, max([_VALUE_WIDTH - 1, *values]) + 1
+
+
+def _line(what: str, said: object, was: object, widths: tuple[int, int] | None = None) -> str:
+    label, value = widths or _widths([(what, said, was)])
     if _no_guess(said):
-        return f"{what:<15} {_NO_GUESS_TEXT}"
+        return f"{what:<{label}} {_NO_GUESS_TEXT}"
     mark = "right" if said == was else "not this time"
-    return f"{what:<15} you said {said!s:<18} it was {was!s:<18} {mark}"
+    return f"{what:<{label}} you said {said!s:<{value}} it was {was!s:<{value}} {mark}"
 
 
 def _event_text(event: EventGuess) -> str:
@@ -56,13 +68,13 @@ def _event_text(event: EventGuess) -> str:
     return f"{kind} {name} {count}"
 
 
-def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...]) -> list[str]:
+def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], label: int = _LABEL_WIDTH) -> list[str]:
     """Predicted against recorded events, aligned so one forgotten event does not shift the rest."""
     width = max([len(_event_text(e)) for e in (*said, *was)] + [len("you said")]) + 2
-    lines = [f"{'events':<15} {'you said':<{width}}{'it was':<{width}}"]
+    lines = [f"{'events':<{label}} {'you said':<{width}}{'it was':<{width}}"]
 
     def row(left: str, right: str, mark: str) -> None:
-        lines.append(f"{'':<15} {left:<{width}}{right:<{width}}{mark}")
+        lines.append(f"{'':<{label}} {left:<{width}}{right:<{width}}{mark}")
 
     matcher = difflib.SequenceMatcher(None, said, was, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -256,14 +268,16 @@ class Check(NamedTuple):
         )
 
     def __str__(self) -> str:
-        lines = [
-            _line("status", self.predicted_status, self.actual_status),
-            _line("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
+        pairs = [
+            ("status", self.predicted_status, self.actual_status),
+            ("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
         ]
+        widths = _widths(pairs)  # one column width for both lines, sized to their content
+        lines = [_line(*pair, widths) for pair in pairs]
         if self.predicted_events is Ellipsis:
-            lines.append(f"{'events':<15} {_NO_GUESS_TEXT}")
+            lines.append(f"{'events':<{widths[0]}} {_NO_GUESS_TEXT}")
         elif self.predicted_events is not None:
-            lines.extend(_events_diff(self.predicted_events, self.actual_events))
+            lines.extend(_events_diff(self.predicted_events, self.actual_events, widths[0]))
         lines.extend(self.feedback)
         return "\n".join(lines)
 

@@ -105,6 +105,7 @@ async def run_agent(
     transcript: list[Message] = []
     status: RunStatus | None = None
     text: str | None = None
+    provider_error: str | None = None
     work: asyncio.Task[str | None] | None = None
 
     def work_done() -> bool:
@@ -153,8 +154,9 @@ async def run_agent(
             raise work.exception()  # type: ignore[misc]
     except RunHalted as halt:
         status = RunStatus(scope.stop_reason or halt.reason)
-    except ProviderUnavailable:
+    except ProviderUnavailable as exc:
         status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
+        provider_error = str(exc)
     finally:
         events, usage = scope._finish()  # one locked step; nothing is recorded after it
         if not work_done():  # abandoned: what it does later is not this run's record
@@ -175,6 +177,7 @@ async def run_agent(
             "transcript": tuple(transcript),
             "usage": usage,
             "limits": scope.limits,
+            "hint": provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
         }
     )
 

@@ -7,7 +7,9 @@ Each model call takes the next step of the script:
   with JSON-text arguments, so real binding runs in the loop;
 * :class:`Hang` — the call never answers (until the run is cancelled);
 * :class:`Fail` — the call raises; a ``ConnectionError`` becomes
-  :class:`~labkit.ProviderUnavailable` at this boundary.
+  :class:`~labkit.ProviderUnavailable` at this boundary, and a
+  ``CancelledError`` (the provider cancelling its own request) becomes one
+  in the counting client (SPEC §3.4).
 
 A script is a sequence of steps, or a function ``(call_number, request) ->
 step`` for a model that never runs out (call numbers start at 1). A sequence
@@ -102,7 +104,29 @@ class Hang:
 
 @dataclass(frozen=True, slots=True)
 class Fail:
-    """A model call that raises ``error`` (``ConnectionError`` means the provider is down)."""
+    """A model call that raises ``error``.
+
+    Two errors end the run with the status ``ProviderUnavailable`` (an
+    external failure the host maps, not a rule of the host):
+
+    * ``ConnectionError`` — the provider is down; this transport raises
+      :class:`~labkit.ProviderUnavailable` from it.
+    * ``asyncio.CancelledError`` — the provider cancelled its own request
+      while nobody cancelled the run and its deadline had not passed; the
+      :class:`~labkit.CountingClient` maps it to
+      :class:`~labkit.ProviderUnavailable` with a hint saying so (it is
+      neither ``DeadlineExceeded`` nor the caller's cancellation, SPEC §3.4).
+
+    Either way the outcome's :attr:`~labkit.RunOutcome.hint` holds the
+    message (the console prints it as its ``hint:`` line), e.g.
+    ``"the provider cancelled its own request (CancelledError: gave up);
+    nobody cancelled the run and its deadline had not passed"``. Any other
+    error propagates out of the run unchanged (a bug to read).
+
+    Example::
+
+        labkit.run("complete", transport=ScriptedTransport([Fail(asyncio.CancelledError("gave up"))])).hint
+    """
 
     error: BaseException
 

@@ -6,9 +6,11 @@ Each notebook runs in a fresh kernel through nbconvert, wrapped in an outer
 process timeout and retried once: nbconvert can hang after widget cells go
 idle (a known nbclient problem), which nbval itself does not.
 
-Afterwards each stored traceback of a deliberate error is cut to its last
-line (``Name: message``): nbval compares only the error's name and value,
-and a full traceback would store this machine's file paths.
+Afterwards each stored traceback of a deliberate error is cut to the one line
+the learner saw: the line ``labkit.teaching.short_errors()`` showed (kept as it
+is), else ``Name: message`` on one line. nbval compares only the error's name
+and value (kept as the kernel reported them), and a full traceback would store
+this machine's file paths.
 """
 
 from __future__ import annotations
@@ -39,7 +41,25 @@ def execute(notebook: Path) -> None:
     raise SystemExit(f"{notebook.name}: nbconvert hung twice")
 
 
+def one_line_traceback(output: dict) -> list[str]:
+    """The stored traceback of one error output: the single line the learner saw.
+
+    A traceback that is already one line (what ``labkit.teaching.short_errors()``
+    shows: ``one_line`` of the error, e.g. ``ValidationError: Limits.model_calls:
+    Input should be greater than or equal to 0``) is kept as it is. Any other
+    becomes ``Name: message`` with the message's lines joined by ``; `` (as
+    ``labkit.teaching.one_line`` does), so a stored traceback is never more
+    than one line.
+    """
+    traceback = output.get("traceback") or []
+    if len(traceback) == 1 and "\n" not in traceback[0]:
+        return list(traceback)
+    text = "; ".join(line.strip() for line in str(output.get("evalue", "")).splitlines() if line.strip())
+    return [f"{output['ename']}: {text}" if text else str(output["ename"])]
+
+
 def shorten_tracebacks(notebook: Path) -> None:
+    """Store each error output's traceback as :func:`one_line_traceback`; ``ename``/``evalue`` stay as reported."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -47,7 +67,7 @@ def shorten_tracebacks(notebook: Path) -> None:
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
-                short = [f"{output['ename']}: {output['evalue']}"]
+                short = one_line_traceback(output)
                 if output.get("traceback") != short:
                     output["traceback"] = short
                     changed = True

@@ -6,6 +6,8 @@ not pixels; a few structural checks make sure the figures draw those rows.
 
 from __future__ import annotations
 
+import asyncio
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -150,3 +152,23 @@ def test_the_timeline_chart_draws_every_lane_and_the_stop(outcomes) -> None:
 def test_something_that_is_not_an_outcome_is_a_clear_error(helper) -> None:
     with pytest.raises(UserError, match="RunOutcome"):
         helper("repeat")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ConnectionError("refused"), asyncio.CancelledError("the client gave up")],
+    ids=["unreachable", "provider-cancelled-itself"],
+)
+def test_a_provider_failure_is_titled_truthfully_whether_unreachable_or_cancelled_by_itself(error) -> None:
+    """Both ways to ProviderUnavailable (SPEC §3.4) get a title and labels true for both: no "unreachable"."""
+    from labkit.scripted import Fail, ScriptedTransport
+
+    outcome = labkit.run("complete", transport=ScriptedTransport([Fail(error)]))
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
+    title = counters_chart(outcome).axes[0].get_title()
+    assert title == "ProviderUnavailable: the provider failed; no limit decided"
+    texts = [title, *(r.label for r in counters_data(outcome)), *(r.label for r in timeline_data(outcome))]
+    assert not any("unreachable" in text for text in texts)
+    (stop,) = [r for r in timeline_data(outcome) if r.stop]
+    assert (stop.lane, stop.label) == ("model", "provider failed")
+    assert not any(r.highlighted for r in counters_data(outcome))  # an external failure: no rule decided

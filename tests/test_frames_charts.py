@@ -15,7 +15,7 @@ from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E4
 from labkit.charts import counters_chart  # noqa: E402
 from labkit.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
 
-from support import triples  # noqa: E402
+from support import SPEC_TABLE, triples  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -52,24 +52,62 @@ def test_events_frame_of_no_events() -> None:
     assert list(frame.columns) == ["kind", "name", "count"]
 
 
+def test_events_frame_side_by_side_shows_blank_cells_not_nan() -> None:
+    runs = {"a": labkit.run("repeat"), "b": labkit.run("forbidden")}
+    frame = events_frame(runs)
+    short = len(runs["b"].events)
+    assert len(frame) == len(runs["a"].events) > short
+    assert str(frame[("b", "count")].dtype) == "Int64"  # a nullable int: sums still work
+    assert frame[("b", "count")].sum() == sum(e.count for e in runs["b"].events)
+    assert frame[("b", "count")].iloc[short:].isna().all()
+    assert (frame[("b", "kind")].iloc[short:] == "").all() and (frame[("b", "name")].iloc[short:] == "").all()
+    for shown in (repr(frame), frame._repr_html_(), repr(frame.tail(2)), frame.tail(2)._repr_html_()):
+        assert "NaN" not in shown and "<NA>" not in shown and "&lt;NA&gt;" not in shown and "nan" not in shown
+    last = repr(frame).splitlines()[-1]  # the longer run's last event, the shorter run's blank cells
+    assert last.split() == [str(len(frame)), "RepeatedCall", "read_ticket", "1"]
+    assert frame._repr_html_().count("<td></td>") == 3 * (len(frame) - short)
+
+
 def test_counters_frame_reads_used_against_limit(repeat) -> None:
     frame = counters_frame(repeat)
     assert list(frame.index) == ["model calls", "tool attempts", "attempts per signature"]
-    assert list(frame.columns) == ["used", "limit", "at limit"]
+    assert list(frame.columns) == ["used", "limit", "stopped here"]
     limits = Limits()
     expected = {
         "model calls": (2, limits.model_calls, False),
         "tool attempts": (1, limits.tool_calls, False),
-        "attempts per signature": (1, limits.repetitions, True),
+        "attempts per signature": (1, limits.repetitions, True),  # RepeatedCall stopped the run here
     }
     assert {k: tuple(v) for k, v in zip(frame.index, frame.itertuples(index=False, name=None), strict=True)} == expected
 
 
 def test_counters_frame_at_a_zero_limit() -> None:
     outcome = labkit.run("complete", agent="simple", limits=Limits(tool_calls=0))
+    assert outcome.status is RunStatus.TOOL_BUDGET
     frame = counters_frame(outcome)
     assert frame.loc["tool attempts", "used"] == 0
-    assert bool(frame.loc["tool attempts", "at limit"])
+    assert frame["stopped here"].tolist() == [False, True, False]
+
+
+RULE_ROWS = {
+    RunStatus.MODEL_BUDGET: "model calls",
+    RunStatus.TOOL_BUDGET: "tool attempts",
+    RunStatus.REPEATED_CALL: "attempts per signature",
+}
+
+
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+@pytest.mark.parametrize("scenario", list(SPEC_TABLE))
+def test_counters_frame_marks_only_the_rule_that_stopped_the_run(scenario: str, agent: str) -> None:
+    """For all 16 scenario x agent runs the table agrees with the status (and with the chart's rows)."""
+    from labkit.charts import counters_data
+
+    outcome = labkit.run(scenario, agent=agent)
+    frame = counters_frame(outcome)
+    stopped = frame.index[frame["stopped here"]].tolist()
+    assert stopped == ([RULE_ROWS[outcome.status]] if outcome.status in RULE_ROWS else [])
+    chart = {row.name: row.highlighted for row in counters_data(outcome)}
+    assert {name: bool(frame.loc[name, "stopped here"]) for name in frame.index} == {n: chart[n] for n in frame.index}
 
 
 def test_outcomes_frame_side_by_side(repeat, complete) -> None:

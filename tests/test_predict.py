@@ -234,3 +234,28 @@ def test_a_mystery_displays_as_its_step_list_in_ipython():
     m = labkit.mystery("B")
     m._repr_pretty_(Printer(), False)
     assert printed == [str(m)] and repr(m) == "Mystery('B')"
+
+
+@pytest.mark.parametrize(
+    ("what", "said", "was"),
+    [
+        ("reported as", "ProviderUnavailable", "ProviderUnavailable"),
+        ("attempts per signature", 3, 2),
+        ("a label of sixteen", "RepeatedCall", "DeadlineExceeded"),
+        ("admitted", 3, 3),
+    ],
+)
+def test_a_comparison_line_sizes_its_columns_to_its_content(what, said, was) -> None:
+    line = str(labkit.compare(what, said, was))
+    assert "\n" not in line  # still one line per comparison
+    columns = re.split(r" {2,}", line.strip())  # columns are at least two spaces apart
+    assert columns == [what, f"you said {said}", f"it was {was}", "right" if said == was else "not this time"]
+
+
+def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
+    outcome = labkit.run("unavailable")
+    text = str(labkit.check(outcome, status="ProviderUnavailable", tool_calls=0))
+    status, count = text.splitlines()[:2]
+    assert re.split(r" {2,}", status) == ["status", "you said ProviderUnavailable", "it was ProviderUnavailable", "right"]
+    assert re.split(r" {2,}", count) == ["ToolCall count", "you said 0", "it was 0", "right"]
+    assert status.index("it was") == count.index("it was") and status.index("right") == count.index("right")

@@ -197,3 +197,21 @@ def test_a_call_keeps_its_own_copy_of_the_arguments() -> None:
     assert call.arguments == {"input": 42}
     with pytest.raises(TypeError, match="JSON values"):
         Call("read_ticket", {"input": {1, 2}})
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        (ConnectionError("refused"), "scripted transport: refused"),
+        (asyncio.CancelledError("gave up"), "the provider cancelled its own request (CancelledError: gave up)"),
+    ],
+    ids=["connection-error", "provider-cancelled-itself"],
+)
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+def test_fail_reaches_provider_unavailable_and_the_outcome_carries_the_hint(agent, error, words) -> None:
+    import labkit
+
+    outcome = labkit.run("complete", agent=agent, transport=ScriptedTransport([Fail(error)]))
+    assert outcome.status is labkit.RunStatus.PROVIDER_UNAVAILABLE
+    assert outcome.hint is not None and outcome.hint.startswith(words)
+    assert labkit.run("repeat", agent=agent).hint is None  # only a provider failure has a hint
