@@ -288,7 +288,9 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
     hint = _hint(setup, outcome)
     if hint is not None:
         lines.append(f"hint: {hint}")
-    if outcome.status.is_stop:
+    if outcome.status == "ProviderUnavailable":  # an outside failure the host maps to a status, not a rule
+        lines.append("text: none (the provider failed before an answer)")
+    elif outcome.status.is_stop:
         lines.append("text: withheld (the host stopped the run)")
     elif outcome.status == "Incomplete":
         lines.append(f"text: {outcome.text!r} (not a success: the host condition is false)")

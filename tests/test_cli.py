@@ -101,6 +101,17 @@ def test_plain_output_of_a_completed_run(capsys) -> None:
     assert any(line.startswith("harness capabilities: ") for line in out)
 
 
+@pytest.mark.parametrize(("scenario", "text_line"), [
+    ("unavailable", "text: none (the provider failed before an answer)"),  # an outside failure, not a host rule
+    ("repeat", "text: withheld (the host stopped the run)"),
+    ("incomplete", "text: 'Review finished.' (not a success: the host condition is false)"),
+])
+def test_the_text_line_says_why_there_is_no_success_text(capsys, scenario: str, text_line: str) -> None:
+    assert main(["run", scenario]) == 2
+    out, _ = _lines(capsys)
+    assert out[-1] == text_line
+
+
 def test_flags_change_the_limits(capsys) -> None:
     assert main(["run", "complete", "--json", "--model-calls", "1"]) == 2
     out, _ = _lines(capsys)
