@@ -71,7 +71,9 @@ def start(job: Callable[[], object]) -> None:
     """Call ``job()`` on a worker thread idle now, or on a new one; never wait behind a busy worker.
 
     ``job`` must not raise (it runs on a bare thread: an escaping exception is
-    printed by :func:`threading.excepthook` and the worker ends).
+    printed by :func:`threading.excepthook` and the worker ends). It may
+    return a function of no arguments: the worker calls it once it counts
+    itself idle again, so whoever that function wakes finds the worker free.
     """
     global _idle
     with _lock:
@@ -94,10 +96,13 @@ def _work() -> None:
                     _idle -= 1
                     return
             continue  # a job was handed to this worker as it timed out: take it
-        job()
+        then = job()
         del job  # drop the call's arguments and result before waiting for the next one
         with _lock:
             _idle += 1
+        if callable(then):  # e.g. hand the result back: the awaiting run may call again at once
+            then()
+        del then
 
 
 def _run(
@@ -106,17 +111,21 @@ def _run(
     kwargs: dict[str, Any],
     loop: asyncio.AbstractEventLoop,
     future: asyncio.Future[Any],
-) -> None:
+) -> Callable[[], None]:
     try:
         value = context.run(fn, **kwargs)
     except BaseException as exc:  # handed to the awaiting task below, never swallowed here
         ok, value = False, exc
     else:
         ok = True
-    try:
-        loop.call_soon_threadsafe(_settle, future, ok, value)
-    except RuntimeError:  # the loop is closed: the run ended long ago
-        pass
+
+    def deliver() -> None:  # called by the worker once it is idle again
+        try:
+            loop.call_soon_threadsafe(_settle, future, ok, value)
+        except RuntimeError:  # the loop is closed: the run ended long ago
+            pass
+
+    return deliver
 
 
 def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
