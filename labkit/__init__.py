@@ -18,6 +18,7 @@ from .errors import (
     ConfigurationError,
     DuplicateToolError,
     LabkitError,
+    MissingExtraError,
     ProviderResponseError,
     ProviderUnavailable,
     RunHalted,
@@ -32,9 +33,9 @@ from .limits import Limits
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
-from .scenarios import SCENARIOS, Scenario, get_scenario
+from .scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
 from .scope import CancelToken, ExecutionScope, GuardedTool, Usage
-from .scripted import Call, Fail, Hang, Say, ScriptedTransport
+from .scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 from .signature import canonical, signature
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ __all__ = [
     "LiveTransport",
     "Message",
     "Middleware",
+    "MissingExtraError",
     "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
@@ -107,6 +109,7 @@ __all__ = [
     "RunHalted",
     "RunOutcome",
     "RunStatus",
+    "Reply",
     "Say",
     "Scenario",
     "ScopeStateError",
@@ -115,6 +118,7 @@ __all__ = [
     "Setup",
     "SimpleAgent",
     "StopReason",
+    "Tool",
     "ToolArgumentsError",
     "ToolCall",
     "ToolInvocation",
@@ -131,10 +135,12 @@ __all__ = [
     "compare",
     "exit_code",
     "get_scenario",
+    "load_scenario",
     "observe_middleware",
     "prepare",
     "run",
     "run_agent",
     "run_sync",
+    "scenario",
     "signature",
 ]

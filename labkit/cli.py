@@ -39,7 +39,7 @@ from .errors import ConfigurationError, ProviderResponseError, UserError
 from .limits import Limits
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .runner import Setup, prepare, run_sync
-from .scenarios import SCENARIOS
+from .scenarios import SCENARIOS, get_scenario
 
 __all__ = ["main"]
 
@@ -84,7 +84,9 @@ def _parser() -> _Parser:
     commands.required = True
     parser.commands["scenarios"] = commands.add_parser("scenarios", help="list the scenarios, one line each")
     run = parser.commands["run"] = commands.add_parser("run", help="run one scenario and print its control events")
-    run.add_argument("scenario", metavar="SCENARIO", choices=list(SCENARIOS), help=", ".join(SCENARIOS))
+    run.add_argument(
+        "scenario", metavar="SCENARIO", help=", ".join(SCENARIOS) + ", or path/to/file.py:NAME (your own scenario)"
+    )
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.add_argument("--stream", action="store_true", help="make streaming model calls")
@@ -131,7 +133,7 @@ def _limits(args: argparse.Namespace) -> Limits | None:
     if not changes:
         return None
     try:
-        return SCENARIOS[args.scenario].limits.with_(**changes)
+        return get_scenario(args.scenario).limits.with_(**changes)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         flag = "--" + str(error["loc"][0]).replace("_", "-")

@@ -37,6 +37,7 @@ __all__ = [
     "RunHalted",
     "ScopeStateError",
     "ScriptExhausted",
+    "MissingExtraError",
     "ToolArgumentsError",
     "UnknownScenarioError",
     "UserError",
@@ -72,6 +73,10 @@ class ScriptExhausted(UserError):
 
 class ConfigurationError(UserError):
     """A live profile or endpoint setting is wrong; the message names what to fix."""
+
+
+class MissingExtraError(ConfigurationError):
+    """An adapter's runtime is not installed; the message names the extra to install (console exit 78)."""
 
 
 class ToolArgumentsError(LabkitError, ValueError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._sync import run_sync
 from .agents import HarnessAgent, SimpleAgent
@@ -27,13 +27,14 @@ from .errors import ProviderUnavailable, RunHalted, UserError
 from .events import StopReason
 from .limits import Limits
 from .outcome import RunOutcome, RunStatus
-from .review import INSTRUCTIONS, PROMPT, ReviewTask
+from .review import PROMPT
 from .scenarios import Scenario, get_scenario
 from .scope import ExecutionScope, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 
-AgentKind = Literal["simple", "harness"]
+AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
+"""labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
 T = TypeVar("T")
 
 
@@ -137,7 +138,8 @@ class Setup:
     Attributes:
         scenario: the scenario.
         scope: the run's execution scope.
-        task: the review task (host state; its ``is_complete`` is the condition).
+        task: the run's host state (a :class:`ReviewTask` for the seed scenarios); the
+            scenario's ``done(task)`` is the completion condition.
         transport: the transport the agent talks to.
         agent: the simple or harness agent.
         prompt: the user message.
@@ -145,7 +147,7 @@ class Setup:
 
     scenario: Scenario
     scope: ExecutionScope
-    task: ReviewTask
+    task: Any
     transport: Transport
     agent: SimpleAgent
     prompt: str = PROMPT
@@ -163,12 +165,16 @@ class Setup:
             "capabilities granted: " + (", ".join(sorted(self.scope.capabilities)) or "none"),
             f"tools visible to the model: {', '.join(t.name for t in self.agent.tools)}",
             f"limits: {self.scope.limits}",
-            f"completion: {self.task.condition}",
+            f"completion: {self.scenario.condition}",
         ]
 
     async def arun(self) -> RunOutcome:
         """Run this setup once (a setup, like its scope, serves one run)."""
-        return await run_agent(self.agent, self.prompt, is_complete=self.task.is_complete)
+        return await run_agent(self.agent, self.prompt, is_complete=self.is_complete)
+
+    def is_complete(self) -> bool:
+        """The scenario's completion condition on this run's host state."""
+        return self.scenario.is_complete(self.task)
 
 
 def prepare(
@@ -183,7 +189,9 @@ def prepare(
 
     Args:
         scenario: a name from :data:`labkit.SCENARIOS` or a :class:`Scenario`.
-        agent: ``"harness"`` (default) or ``"simple"``.
+        agent: ``"harness"`` (default) or ``"simple"``; or ``"maf"``, ``"pydantic-ai"``,
+            ``"openai-agents"``: that runtime's own loop in the same scope
+            (needs the extra ``labkit[maf]``, ``labkit[pydantic-ai]``, ``labkit[openai-agents]``).
         limits: replaces the scenario's own limits when given (a
             :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
@@ -193,23 +201,31 @@ def prepare(
         UnknownScenarioError: no such scenario.
         UserError: an unknown agent kind, limits of another type, or a
             transport without a ``send`` method.
+        MissingExtraError: an adapter's runtime is not installed (the message names the extra).
         pydantic.ValidationError: a mapping of limits that does not validate.
     """
     chosen = get_scenario(scenario)
-    if agent not in ("simple", "harness"):
-        raise UserError(f"unknown agent {agent!r}; choose 'simple' or 'harness'")
+    if agent not in ("simple", "harness", *_RUNTIMES):
+        raise UserError(f"unknown agent {agent!r}; choose 'simple', 'harness' or a runtime: {', '.join(_RUNTIMES)}")
     scope = ExecutionScope(limits if limits is not None else chosen.limits, chosen.capabilities)
-    task = ReviewTask()
-    tools = task.tools(scope)
+    task, tools = chosen.start(scope)
     if transport is not None and not callable(getattr(transport, "send", None)):
         raise UserError(
             f"transport must have a send(request) method (a labkit.Transport), not {type(transport).__name__}"
         )
     used = transport if transport is not None else chosen.transport()
     client = CountingClient(used, scope)
-    cls = HarnessAgent if agent == "harness" else SimpleAgent
-    built = cls(client, tools, instructions=INSTRUCTIONS, stream=stream)
-    return Setup(chosen, scope, task, used, built)
+    if agent in _RUNTIMES:
+        from .adapters import make_agent  # the runtime is imported only now
+
+        built = make_agent(agent, client, tools, instructions=chosen.instructions, stream=stream)
+    else:
+        cls = HarnessAgent if agent == "harness" else SimpleAgent
+        built = cls(client, tools, instructions=chosen.instructions, stream=stream)
+    return Setup(chosen, scope, task, used, built, chosen.prompt)
+
+
+_RUNTIMES = ("maf", "pydantic-ai", "openai-agents")
 
 
 async def arun(
