@@ -51,7 +51,7 @@ class Agent(ForeignAgent):
     kind = "pydantic-ai"
     framework = "pydantic-ai"
     distribution = "pydantic-ai-slim"
-    settings = "UsageLimits(request_limit={max_iterations}); tool calls of one reply: sequential"
+    settings = "UsageLimits(request_limit={max_iterations}); tool calls of one reply: 'sequential' (one after another)"
 
     def _request(self, messages: list[ModelMessage], stream: bool) -> ChatRequest:
         return ChatRequest(
