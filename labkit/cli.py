@@ -19,7 +19,14 @@ Exit codes:
   completion (one line on stderr);
 * 78 a live configuration error: bad URL, unreadable or invalid profile
   file, key variable named but unset, key refused (401/403), model not
-  found (404) or request rejected (400); one line naming what to fix.
+  found (404) or request rejected (400); or ``--runtime`` naming a framework
+  that is not installed (the line names the extra to install); one line
+  naming what to fix.
+
+``--runtime maf|pydantic-ai|openai-agents`` runs that framework's own loop
+inside the same scope (:mod:`labkit.adapters`) instead of labkit's agents.
+``SCENARIO`` may be ``path/to/file.py:NAME``, a scenario declared with
+:func:`labkit.scenario` in that file.
 """
 
 from __future__ import annotations
@@ -88,6 +95,11 @@ def _parser() -> _Parser:
         "scenario", metavar="SCENARIO", help=", ".join(SCENARIOS) + ", or path/to/file.py:NAME (your own scenario)"
     )
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
+    run.add_argument(
+        "--runtime",
+        choices=("maf", "pydantic-ai", "openai-agents"),
+        help="run this framework's own loop inside labkit's scope (needs the extra labkit[RUNTIME])",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.add_argument("--stream", action="store_true", help="make streaming model calls")
     run.add_argument("--model-calls", type=int, metavar="N", help="model-call limit")
@@ -200,11 +212,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "scenarios":
             _print("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0
+        if args.runtime and args.simple:
+            raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
         limits = _limits(args)
         transport = _transport(args)
         setup = prepare(
             args.scenario,
-            agent="simple" if args.simple else "harness",
+            agent=args.runtime or ("simple" if args.simple else "harness"),
             limits=limits,
             transport=transport,
             stream=args.stream,

@@ -197,3 +197,31 @@ def test_a_missing_runtime_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> N
         labkit.prepare("complete", agent="pydantic-ai")
     with pytest.raises(labkit.UserError, match="unknown agent 'langchain'"):
         labkit.prepare("complete", agent="langchain")  # type: ignore[arg-type]
+
+
+# -- the console ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_the_console_runs_a_scenario_under_a_runtime(runtime: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from labkit.cli import main
+
+    assert main(["run", "changing", "--json"]) == 2
+    reference = json.loads(capsys.readouterr().out)
+    assert main(["run", "changing", "--json", "--runtime", runtime]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["agent"] == runtime
+    assert (data["status"], data["events"]) == (reference["status"], reference["events"])
+
+
+def test_the_console_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import labkit.adapters as adapters
+    from labkit.cli import main
+
+    monkeypatch.setattr(adapters, "available", lambda runtime: False)
+    assert main(["run", "complete", "--runtime", "openai-agents"]) == labkit.EXIT_CONFIG
+    assert "pip install 'labkit[openai-agents]'" in capsys.readouterr().err
+    assert main(["run", "complete", "--runtime", "maf", "--simple"]) == labkit.EXIT_USAGE
+    assert "--simple and --runtime" in capsys.readouterr().err
+    assert main(["run", "complete", "--runtime", "langchain"]) == labkit.EXIT_USAGE
+    assert "invalid choice: 'langchain'" in capsys.readouterr().err
