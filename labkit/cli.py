@@ -212,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "scenarios":
             _print("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0
+        if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
+            choices = ", ".join(repr(name) for name in SCENARIOS)
+            raise _UsageError(f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})")
         if args.runtime and args.simple:
             raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
         limits = _limits(args)

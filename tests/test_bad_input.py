@@ -159,7 +159,7 @@ def test_unknown_limit_field_is_refused() -> None:
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [
-        (["run", "nosuch"], ["unknown scenario", "complete", "unavailable", "file.py:NAME"]),
+        (["run", "nosuch"], ["invalid choice", "complete", "unavailable"]),
         (["run", "complete", "--turbo"], ["unrecognized arguments: --turbo", "--model-calls", "--simple"]),
         (["run", "complete", "--tool-calls", "-1"], ["--tool-calls"]),
         (["run", "complete", "--tool-calls", "many"], ["--tool-calls", "invalid int value"]),
