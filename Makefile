@@ -1,17 +1,16 @@
-# Two commands: `make lab` opens the learner workbook (workbook/), `make test` runs every test (notebooks included).
+# Two commands: `make lab` opens your own copy of the learner workbook (my-workbook/), `make test` runs every
+# test (notebooks included; it never reads my-workbook/).
 # Both create .venv and install labkit with its teaching and test extras when needed.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-# The learner edition; the instructor edition with answers and outputs is in notebooks/.
-CHAPTER1 := workbook/01_a_loop_needs_an_owner.ipynb
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab test install notebooks bench clean
+.PHONY: lab update-workbook test install notebooks bench clean
 
 install: $(STAMP)
 
@@ -21,9 +20,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
-# --allow-root only when run as root (containers, CI machines); a learner's account needs nothing.
+# Your copy of the learner edition, my-workbook/ (untracked), is made from workbook/ on first use and
+# never overwritten; JupyterLab's printed address opens its chapter 1. See scripts/lab.py.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) $(CHAPTER1)
+	$(BIN)/python scripts/lab.py
+
+# New or changed chapters of workbook/ go into my-workbook/: over an untouched copy, or beside
+# yours as NAME.updated.ipynb, never over your work.
+update-workbook:
+	$(PYTHON) scripts/lab.py update
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
@@ -35,11 +40,13 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
-# outputs, and regenerate the learner edition in workbook/.
+# outputs, regenerate the learner edition in workbook/ and the list of predictions in
+# docs/predictions.md (it prints any prediction that breaks the rule; the tests enforce it).
 notebooks: $(STAMP)
 	$(BIN)/python scripts/build_navigation.py
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/build_workbook.py
+	-$(BIN)/python scripts/list_predictions.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -3,7 +3,9 @@
 The core (this package's top level) imports only the standard library and
 pydantic. The teaching helpers live in :mod:`labkit.frames`,
 :mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
-or ipywidgets only when imported.
+or ipywidgets only when imported; :mod:`labkit.teaching` (one-line errors in
+a notebook) loads IPython only when its function is called, and is also
+reachable as ``labkit.teaching`` without its own import.
 
 ``LiveProfile``/``LiveTransport`` (:mod:`labkit.live`) and the prediction
 helpers (:mod:`labkit.predict`) are loaded on first use of their names, so
@@ -17,6 +19,7 @@ from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCal
 from .errors import (
     ConfigurationError,
     DuplicateToolError,
+    InputError,
     LabkitError,
     MissingExtraError,
     ProviderResponseError,
@@ -30,7 +33,16 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus, exit_code
+from .outcome import (
+    EXIT_CANCELLED,
+    EXIT_CONFIG,
+    EXIT_OUTPUT,
+    EXIT_PROTOCOL,
+    EXIT_USAGE,
+    RunOutcome,
+    RunStatus,
+    exit_code,
+)
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
 from .scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
@@ -40,7 +52,7 @@ from .signature import canonical, signature
 
 if TYPE_CHECKING:
     from .live import LiveProfile, LiveTransport
-    from .predict import Check, Checks, Comparison, check, compare
+    from .predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
 
 __version__ = "0.1.0"
 
@@ -52,11 +64,18 @@ _LAZY = {
     "Comparison": "predict",
     "check": "predict",
     "compare": "predict",
+    "Mystery": "predict",
+    "mysteries": "predict",
+    "mystery": "predict",
 }
 """Public names imported from their module on first use (PEP 562)."""
 
 
 def __getattr__(name: str) -> Any:
+    if name == "teaching":  # a light submodule, reachable as labkit.teaching after `import labkit`
+        import importlib
+
+        return importlib.import_module(".teaching", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'labkit' has no attribute {name!r}")
@@ -74,6 +93,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "EXIT_CANCELLED",
     "EXIT_CONFIG",
+    "EXIT_OUTPUT",
     "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "SCENARIOS",
@@ -95,6 +115,7 @@ __all__ = [
     "Hang",
     "HarnessAgent",
     "HarnessCapabilities",
+    "InputError",
     "LabkitError",
     "Limits",
     "LiveProfile",
@@ -102,6 +123,7 @@ __all__ = [
     "Message",
     "Middleware",
     "MissingExtraError",
+    "Mystery",
     "ProviderResponseError",
     "ProviderUnavailable",
     "ReviewTask",
@@ -136,6 +158,8 @@ __all__ = [
     "exit_code",
     "get_scenario",
     "load_scenario",
+    "mysteries",
+    "mystery",
     "observe_middleware",
     "prepare",
     "run",

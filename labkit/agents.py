@@ -190,12 +190,19 @@ class SimpleAgent:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return Message.tool_result(call.id, f"error: unknown tool {call.name!r}; available tools: {known}")
+        cancelling = _cancelling()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
         except ToolArgumentsError as exc:
             return Message.tool_result(call.id, f"error: {exc}")
         except RunHalted:
             raise
+        except asyncio.CancelledError as exc:
+            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+                raise
+            # Raised by the body (or a middleware) on its own: a failure of this call, not the
+            # caller's cancellation (SPEC §3.4); the attempt counted, the run goes on.
+            return Message.tool_result(call.id, f"error: {_own_cancellation(exc)}")
         except Exception as exc:  # the body failed; the model sees it and the attempt still counted
             return Message.tool_result(call.id, f"error: {type(exc).__name__}: {exc}")
         return Message.tool_result(call.id, _as_text(value))
@@ -288,6 +295,22 @@ def _refused(call: ToolCall, halt: RunHalted) -> Message:
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
 
 
+def _cancelling() -> int:
+    """The current task's pending cancellation requests (``Task.cancelling()``).
+
+    The caller, the deadline, a stop recorded from outside and a batch
+    cancelling its sibling calls all go through ``Task.cancel``; the scope's
+    token is set the instant a stop is recorded. A ``CancelledError`` with
+    neither was raised by the body (or a middleware) itself.
+    """
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None else 0
+
+
+def _own_cancellation(exc: asyncio.CancelledError) -> str:
+    return f"CancelledError raised by the tool itself ({str(exc) or 'no message'}); the run was not cancelled"
+
+
 def _cancelled(call: ToolCall) -> Message:
     return Message.tool_result(call.id, "cancelled: the run stopped before this call finished")
 
@@ -297,7 +320,16 @@ class HarnessCapabilities(BaseModel):
 
     Each field says whether the capability is active. labkit implements none
     of the optional ones, so asking for any of them raises instead of being
-    silently ignored: what is off must be visible, never inferred.
+    silently ignored: what is off must be visible, never inferred (SPEC §5;
+    the list follows the seed's composition, the external loop evaluator
+    included).
+
+    ``telemetry`` on means: the control events, always; and OpenTelemetry
+    spans (run, model calls, tool calls; :mod:`labkit.telemetry`) for every
+    harness run made by :func:`labkit.prepare`, :func:`labkit.run`,
+    :func:`labkit.arun` or the console while a global OpenTelemetry tracer
+    provider is set. A hand-built agent passed to :func:`labkit.run_agent`
+    gets its spans from :func:`labkit.telemetry.traced_run`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -311,6 +343,7 @@ class HarnessCapabilities(BaseModel):
     shell: bool = False
     shared_file_store: bool = False
     background_agents: bool = False
+    external_loop_evaluator: bool = False
     compaction: bool = False
     telemetry: bool = True
 
@@ -320,8 +353,12 @@ class HarnessCapabilities(BaseModel):
             raise UserError(f"labkit's harness does not provide {', '.join(on)}; these capabilities stay off")
 
     def lines(self) -> list[str]:
-        """One ``name: on|off`` item per capability, in a fixed order."""
-        return [f"{name}={'on' if value else 'off'}" for name, value in self]
+        """One ``name=on|off`` item per capability, in a fixed order; ``on`` says what it means."""
+        return [f"{name}={'on' if value else 'off'}{_MEANING.get(name, '') if value else ''}" for name, value in self]
+
+
+_MEANING = {"telemetry": " (control events; OpenTelemetry spans when a tracer provider is set)"}
+"""What an ``on`` capability does, printed after it in the header."""
 
 
 _DEFAULT_CAPABILITIES = HarnessCapabilities()

@@ -1,73 +1,379 @@
-"""matplotlib charts of a run: each counter against its limit.
+"""matplotlib charts of a run: its counters against their limits, and its timeline.
 
 Teaching helper: importing this module imports matplotlib (the core never does).
+
+Each chart has a data function that returns plain rows, so a learner (or a
+test) can read exactly what is drawn:
+
+* :func:`counters_data` / :func:`counters_chart` — one row per rule of the
+  host: model calls, tool attempts, attempts per signature, seconds, and
+  permission. Only the rule that decided the stop is highlighted (none for
+  ``Completed``, ``Incomplete`` or ``ProviderUnavailable``: no rule stopped
+  those runs), and the attempt it refused is drawn as a ghost bar,
+  "next would be 5 of 4". A counter *at* its limit is not a stop: the limit
+  refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
+* :func:`timeline_data` / :func:`timeline_chart` — every control event in
+  order, on four lanes (model, middleware, guard, body), with the stop drawn
+  across the lanes (SPEC §3.5, §3.6).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .outcome import RunOutcome
+from .errors import UserError
+from .events import EventKind, StopReason
+from .outcome import RunOutcome, RunStatus
 
-__all__ = ["counters_chart"]
+__all__ = [
+    "LANES",
+    "CounterRow",
+    "TimelineRow",
+    "counters_chart",
+    "counters_data",
+    "timeline_chart",
+    "timeline_data",
+]
+
+_HIGHLIGHT = "#c0392b"
+_PLAIN = "#7f8c9a"
+_CAP = 130.0  # bars longer than 130 % of their limit are cut here
+
+_WHY = {
+    RunStatus.COMPLETED: "finish_review succeeded; no rule refused",
+    RunStatus.INCOMPLETE: "finish_review never succeeded; no rule refused",
+    RunStatus.PERMISSION_DENIED: "stopped by the permission rule",
+    RunStatus.TOOL_BUDGET: "stopped by the tool budget",
+    RunStatus.REPEATED_CALL: "stopped by the repetition rule",
+    RunStatus.MODEL_BUDGET: "stopped by the model-call budget",
+    RunStatus.DEADLINE_EXCEEDED: "stopped by the deadline",
+    RunStatus.PROVIDER_UNAVAILABLE: "endpoint unreachable; no limit decided",
+}
+"""Why each status ended the run, in the chart's title."""
 
 
-def _draw(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = True) -> None:
-    usage, limits = outcome.usage, outcome.limits
-    rows = [
-        ("model calls", usage.model_calls, limits.model_calls, "{:d}"),
-        ("tool attempts", usage.tool_calls, limits.tool_calls, "{:d}"),
-        ("attempts per signature", usage.repetitions, limits.repetitions, "{:d}"),
-        ("seconds", usage.elapsed_s, limits.deadline_s, "{:.2f}"),
-    ]
-    names = [r[0] for r in rows]
-    shares = [100.0 * used / limit if limit else 100.0 for _, used, limit, _ in rows]
-    colors = ["#c0392b" if share >= 100 else "#2e86c1" for share in shares]
-    ax.barh(names, [min(s, 130.0) for s in shares], color=colors)
+def _outcome(value: object, helper: str) -> RunOutcome:
+    if not isinstance(value, RunOutcome):
+        raise UserError(f"{helper} needs a labkit.RunOutcome (what labkit.run returns), not {type(value).__name__}")
+    return value
+
+
+def _stop_event(outcome: RunOutcome):  # -> ControlEvent | None
+    return next((e for e in outcome.events if e.kind in StopReason._value2member_map_), None)
+
+
+# -- counters against limits ---------------------------------------------------------------
+
+
+class CounterRow(NamedTuple):
+    """One row of the counters chart: a rule of the host, what it counted, and whether it stopped the run.
+
+    Attributes:
+        name: ``"model calls"``, ``"tool attempts"``, ``"attempts per signature"``,
+            ``"seconds"`` or ``"permission"``.
+        rule: the :class:`~labkit.StopReason` value this rule gives when it refuses
+            (``"ModelBudget"``, ``"ToolBudget"``, ``"RepeatedCall"``,
+            ``"DeadlineExceeded"``, ``"PermissionDenied"``).
+        used: what was admitted: model calls made, tool attempts admitted, the
+            busiest signature's attempts, elapsed seconds; ``0`` for permission
+            (a call whose capability is not granted is never admitted).
+        limit: the matching :class:`~labkit.Limits` field; ``0`` for permission.
+        highlighted: ``True`` only for the rule that decided the stop (at most
+            one row; none for ``Completed``, ``Incomplete`` and ``ProviderUnavailable``).
+        refused_next: for the highlighted counting rule, the number the refused
+            attempt would have had ("next would be 5 of 4"); ``1`` for a
+            permission refusal; ``None`` otherwise (and for the deadline: time
+            has no next attempt).
+        label: the text drawn beside the bar; `` · `` separates its lines, e.g.
+            ``"4 / 4 · next would be 5 of 4"``.
+    """
+
+    name: str
+    rule: str
+    used: float
+    limit: float
+    highlighted: bool
+    refused_next: int | None
+    label: str
+
+
+def counters_data(outcome: RunOutcome) -> list[CounterRow]:
+    """The rows of :func:`counters_chart`: each rule of the host against its limit.
+
+    Args:
+        outcome: a finished run.
+
+    Returns:
+        Five :class:`CounterRow` in guard order of reading: model calls, tool
+        attempts, attempts per signature, seconds, permission. The row whose
+        ``rule`` equals the run's status is highlighted; no other is, even when
+        its counter is at its limit.
+
+    Raises:
+        UserError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
+    """
+    outcome = _outcome(outcome, "counters_data")
+    usage, limits, status = outcome.usage, outcome.limits, outcome.status
+    stop = _stop_event(outcome)
+    rows: list[CounterRow] = []
+    counted = (
+        ("model calls", StopReason.MODEL_BUDGET, usage.model_calls, limits.model_calls),
+        ("tool attempts", StopReason.TOOL_BUDGET, usage.tool_calls, limits.tool_calls),
+        ("attempts per signature", StopReason.REPEATED_CALL, usage.repetitions, limits.repetitions),
+    )
+    for name, rule, used, limit in counted:
+        decided = status.value == rule.value
+        if decided:
+            # The stop event's count is the counter the rule read (for RepeatedCall: the refused
+            # signature's own attempts), so the refused attempt is the one after it.
+            read = stop.count if stop is not None and stop.kind == rule.value else used
+            refused = read + 1
+            label = f"{used} / {limit} · next would be {refused} of {limit}"
+        else:
+            refused, label = None, f"{used} / {limit}"
+        rows.append(CounterRow(name, rule.value, used, limit, decided, refused, label))
+
+    decided = status is RunStatus.DEADLINE_EXCEEDED
+    label = f"{usage.elapsed_s:.2f} / {limits.deadline_s:g}"
+    rows.append(
+        CounterRow(
+            "seconds",
+            StopReason.DEADLINE_EXCEEDED.value,
+            usage.elapsed_s,
+            limits.deadline_s,
+            decided,
+            None,
+            label + (" · deadline passed" if decided else ""),
+        )
+    )
+
+    decided = status is RunStatus.PERMISSION_DENIED
+    if decided:
+        tool = stop.name if stop is not None else "a tool"
+        label = f"{tool} refused: capability not granted"
+    else:
+        label = "no call refused for permission"
+    rows.append(CounterRow("permission", StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label))
+    return rows
+
+
+def _share(used: float, limit: float) -> float:
+    """``used`` as a percentage of ``limit``; at a zero limit, 0 used is "at the limit" (100 %)."""
+    if limit:
+        return 100.0 * used / limit
+    return 100.0 if used == 0 else _CAP
+
+
+def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = True) -> None:
+    rows = counters_data(outcome)
+    for y, row in enumerate(rows):
+        if row.name == "permission":
+            mark = "\u2717 " if row.highlighted else "\u2713 "
+            ax.text(2, y, mark + row.label, va="center", fontsize=8, color=_HIGHLIGHT if row.highlighted else "black",
+                    fontweight="bold" if row.highlighted else "normal")
+            continue
+        share = min(_share(row.used, row.limit), _CAP)
+        end = share
+        if row.refused_next is not None:  # the ghost bar: the attempt the rule refused
+            ghost = min(_share(row.refused_next, row.limit), _CAP)
+            ax.barh(y, ghost, color="none", edgecolor=_HIGHLIGHT, hatch="//", linestyle="--", linewidth=1.2)
+            end = max(end, ghost)
+        ax.barh(y, share, color=_HIGHLIGHT if row.highlighted else _PLAIN)
+        ax.text(end + 2, y, row.label.replace(" · ", "\n"), va="center", fontsize=8, linespacing=1.0,
+                color=_HIGHLIGHT if row.highlighted else "black", fontweight="bold" if row.highlighted else "normal")
+    ax.set_yticks(range(len(rows)), [row.name for row in rows])
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
-    for y, ((_, used, limit, fmt), share) in enumerate(zip(rows, shares, strict=True)):
-        ax.text(min(share, 130.0) + 1.5, y, f"{fmt.format(used)} / {fmt.format(limit)}", va="center")
-    ax.set_xlim(0, 145)
-    ax.set_xlabel("share of the limit (%)")
+    ax.set_xlim(0, 200)
+    ax.set_xticks([0, 50, 100])
+    ax.set_xlabel("share of the limit (%); dashed: the limit", fontsize=8)
     if not labels:
         ax.tick_params(axis="y", labelleft=False)
-    ax.invert_yaxis()
-    ax.set_title(title)
+    ax.set_ylim(len(rows) - 0.4, -0.6)  # top to bottom, with room under the last row
+    ax.set_title(title, fontsize=10)
 
 
 def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str | None = None) -> Figure:
-    """Draw the four counters of a run as bars against their limits.
+    """Draw each rule of the host against its limit, highlighting only the one that stopped the run.
 
-    Each bar is the counter as a share of its limit (model calls, tool
-    attempts, the busiest signature's attempts, elapsed seconds against the
-    deadline), labelled ``used / limit``; the dashed line at 100 % is where
-    the host stops the run. A limit of zero is drawn as full when used is zero.
+    Each bar is a counter as a share of its limit (model calls, tool attempts,
+    the busiest signature's attempts, elapsed seconds against the deadline),
+    labelled ``used / limit``; the dashed line at 100 % is the limit. The rule
+    that decided the stop is red, with the attempt it refused as a hatched
+    ghost bar ("next would be 5 of 4"); a bar at its limit that decided
+    nothing stays grey. The last row says whether a call was refused for a
+    missing capability. The rows are :func:`counters_data`.
 
     Args:
         outcome: the run to draw, or ``{label: outcome}`` to draw several
             runs as panels side by side (e.g. one per agent).
-        title: defaults to the run's status (for a mapping: the figure's
-            title; each panel is titled ``label: status``).
+        title: defaults to the status and why it ended the run, e.g.
+            ``"ToolBudget: stopped by the tool budget"`` (for a mapping: the
+            figure's title; each panel is titled ``label: status``).
 
     Returns:
         The figure (closed for pyplot, so a notebook shows it once: as the cell's value).
+
+    Raises:
+        UserError: no outcome to draw, or something that is not a :class:`~labkit.RunOutcome`.
     """
     if isinstance(outcome, Mapping):
-        runs = list(outcome.items())
+        runs = [(label, _outcome(run, "counters_chart")) for label, run in outcome.items()]
         if not runs:
-            raise ValueError("counters_chart needs at least one outcome")
+            raise UserError("counters_chart needs at least one outcome")
         fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs) + 1.6, 2.6), squeeze=False)
         for i, (label, run) in enumerate(runs):
-            _draw(axes[0][i], run, f"{label}: {run.status.value}", labels=i == 0)
+            _draw_counters(axes[0][i], run, f"{label}: {run.status.value}", labels=i == 0)
         if title:
             fig.suptitle(title)
     else:
-        fig, ax = plt.subplots(figsize=(6.4, 2.6))
-        _draw(ax, outcome, title or f"{outcome.status.value}: counters against limits")
+        outcome = _outcome(outcome, "counters_chart")
+        fig, ax = plt.subplots(figsize=(6.4, 2.6))  # sizes kept: notebooks store "<Figure size 640x260 ...>"
+        _draw_counters(ax, outcome, title or f"{outcome.status.value}: {_WHY[outcome.status]}")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+# -- the run timeline ---------------------------------------------------------------------------
+
+LANES = ("model", "middleware", "guard", "body")
+"""The timeline's lanes, top to bottom: the counted model calls, the observing
+middleware, the guard's decisions, the tool bodies that ran."""
+
+
+class TimelineRow(NamedTuple):
+    """One mark on the run timeline.
+
+    Attributes:
+        step: the event's position in ``outcome.events``, from 1 (as in
+            :func:`labkit.frames.events_frame`). A body row shares the step of
+            the ``ToolCall`` that admitted it.
+        lane: one of :data:`LANES`. A stop sits on the lane that decided it:
+            ``guard`` for the three guard rules, ``model`` for the model-call
+            budget and an unreachable provider; the deadline sits on the lane
+            that was running when time ran out (``model`` or ``body``).
+        kind: the event kind (an :class:`~labkit.EventKind` value), or ``"body"``
+            for the body run that follows each admitted ``ToolCall`` (bodies
+            record no event of their own).
+        label: the short text drawn at the mark.
+        stop: ``True`` for the stop event (drawn across every lane).
+    """
+
+    step: int
+    lane: str
+    kind: str
+    label: str
+    stop: bool
+
+
+def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
+    limits = outcome.limits
+    if kind == StopReason.PERMISSION_DENIED:
+        return f"refuses {name}: not granted"
+    if kind == StopReason.TOOL_BUDGET:
+        return f"refuses {name}: {count} of {limits.tool_calls} attempts used"
+    if kind == StopReason.REPEATED_CALL:
+        return f"refuses {name}: same call, {count} of {limits.repetitions}"
+    if kind == StopReason.MODEL_BUDGET:
+        return f"refuses call {count + 1}: {count} of {limits.model_calls} made"
+    if kind == StopReason.PROVIDER_UNAVAILABLE:
+        return "endpoint unreachable"
+    return f"deadline {limits.deadline_s:g} s passed"
+
+
+def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
+    """The rows of :func:`timeline_chart`: every control event in order, on its lane.
+
+    Args:
+        outcome: a finished run.
+
+    Returns:
+        One :class:`TimelineRow` per event, in event order, plus one ``body`` row
+        right after each ``ToolCall`` (the admitted body runs). Exactly one
+        row has ``stop=True`` when the run stopped (none for ``Completed`` or
+        ``Incomplete``).
+
+    Raises:
+        UserError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
+    """
+    outcome = _outcome(outcome, "timeline_data")
+    rows: list[TimelineRow] = []
+    for step, event in enumerate(outcome.events, start=1):
+        kind, name, count = event.kind.value, event.name, event.count
+        if kind == EventKind.MODEL_CALL:
+            rows.append(TimelineRow(step, "model", kind, f"call {count}", False))
+        elif kind == EventKind.MIDDLEWARE:
+            rows.append(TimelineRow(step, "middleware", kind, f"sees {name}", False))
+        elif kind == EventKind.TOOL_CALL:
+            rows.append(TimelineRow(step, "guard", kind, f"admits {name} #{count}", False))
+            rows.append(TimelineRow(step, "body", "body", f"{name} runs", False))
+        else:
+            if kind in (StopReason.MODEL_BUDGET, StopReason.PROVIDER_UNAVAILABLE):
+                lane = "model"
+            elif kind == StopReason.DEADLINE_EXCEEDED:
+                lane = "body" if rows and rows[-1].lane == "body" else "model"
+            else:
+                lane = "guard"
+            rows.append(TimelineRow(step, lane, kind, _stop_label(kind, name, count, outcome), True))
+    return rows
+
+
+def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
+    """Draw the run as a timeline: one lane each for model, middleware, guard and body.
+
+    Every control event is a mark on its lane, left to right in the order the
+    scope recorded it (the x axis is the event's step, not time); an admitted
+    ``ToolCall`` is followed by its body on the body lane; the stop is a red
+    line across every lane, labelled with the rule that decided it. The rows
+    are :func:`timeline_data`.
+
+    Args:
+        outcome: the run to draw.
+        title: defaults to the status and why it ended the run.
+
+    Returns:
+        The figure (closed for pyplot, so a notebook shows it once: as the cell's value).
+
+    Raises:
+        UserError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
+    """
+    outcome = _outcome(outcome, "timeline_chart")
+    rows = timeline_data(outcome)
+    steps = len(outcome.events)
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.05 * steps + 2.0), 3.0))
+    lane_y = {lane: i for i, lane in enumerate(LANES)}
+    for y in lane_y.values():
+        ax.axhline(y, color="#d5d8dc", linewidth=6, zorder=0)
+    previous: tuple[float, int] | None = None
+    for row in rows:
+        x = row.step + (0.35 if row.lane == "body" else 0.0)
+        y = lane_y[row.lane]
+        if previous is not None:
+            ax.annotate("", xy=(x, y), xytext=previous,
+                        arrowprops={"arrowstyle": "->", "color": "#aab7b8", "linewidth": 0.8})
+        if row.stop:
+            ax.axvline(x, color=_HIGHLIGHT, linewidth=2, zorder=1)
+            ax.plot(x, y, marker="X", markersize=11, color=_HIGHLIGHT, zorder=3)
+            left = row.step < steps * 0.6  # the label goes where there is room
+            ax.text(x + 0.12 if left else x - 0.12, -0.5, f"{row.kind}: {row.label}", color=_HIGHLIGHT,
+                    fontweight="bold", fontsize=8.5, va="bottom", ha="left" if left else "right")
+        else:
+            ax.plot(x, y, marker="o", markersize=8, color="#2e86c1" if row.lane != "body" else "#1e8449", zorder=3)
+            ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
+        previous = (x, y)
+    ax.set_yticks(range(len(LANES)), list(LANES))
+    ax.set_ylim(len(LANES) - 0.25, -0.9)
+    ax.set_xlim(0.4, max(steps, 1) + 0.9)
+    ax.set_xticks(range(1, steps + 1))
+    ax.set_xlabel("step (event order)")
+    ax.set_title(title or f"{outcome.status.value}: {_WHY[outcome.status]}")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
     fig.tight_layout()
     plt.close(fig)
     return fig

@@ -10,11 +10,14 @@ streaming or not, whether or not the consumer reads the stream to its end.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
+
+from .errors import ProviderUnavailable
 
 if TYPE_CHECKING:
     from .scope import ExecutionScope, GuardedTool
@@ -172,11 +175,17 @@ class CountingClient:
         transport: the :class:`Transport` to delegate to.
         scope: the run's scope; its :meth:`~labkit.ExecutionScope.before_model_call`
             admits or halts each call before the transport sees it.
+
+    Attributes:
+        last_error: the :class:`~labkit.ProviderUnavailable` this client raised
+            itself, for a transport that cancelled its own request (see
+            :meth:`complete`); ``None`` otherwise.
     """
 
     def __init__(self, transport: Transport, scope: ExecutionScope) -> None:
         self.transport = transport
         self.scope = scope
+        self.last_error: ProviderUnavailable | None = None
 
     def _send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
         self.scope.before_model_call()  # the one place every model call is counted
@@ -187,11 +196,23 @@ class CountingClient:
 
         Raises:
             RunHalted: ``ModelBudget`` (the transport is not called), or an earlier stop.
-            ProviderUnavailable: the transport could not reach its endpoint.
+            ProviderUnavailable: the transport could not reach its endpoint, or
+                it cancelled its own request: it raised ``CancelledError``
+                while nobody cancelled the run (SPEC §3.4: neither the caller's
+                cancellation nor ``DeadlineExceeded``).
+            asyncio.CancelledError: the run was cancelled (the caller, the
+                deadline or a stop recorded from outside).
         """
         if request.stream:
             request = request.model_copy(update={"stream": False})
-        return await assemble(self._send(request))
+        chunks = self._send(request)  # counted (or refused) here, before the transport runs
+        cancelling = _cancelling()
+        try:
+            return await assemble(chunks)
+        except asyncio.CancelledError as exc:
+            if self._run_cancelled(cancelling):
+                raise
+            raise self._provider_cancelled(exc) from exc
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
         """Make one streaming model call; the call is counted before the first chunk.
@@ -202,10 +223,42 @@ class CountingClient:
         if not request.stream:
             request = request.model_copy(update={"stream": True})
         chunks = self._send(request)
+        cancelling = _cancelling()
         try:
             async for chunk in chunks:
                 yield chunk
+        except asyncio.CancelledError as exc:  # as in complete()
+            if self._run_cancelled(cancelling):
+                raise
+            raise self._provider_cancelled(exc) from exc
         finally:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _run_cancelled(self, cancelling: int) -> bool:
+        """Whether a ``CancelledError`` from the transport is the run's own cancellation.
+
+        ``Task.cancelling()`` counts the cancellation requests made to the
+        run's task: the caller, the run's deadline and a stop recorded from
+        outside all go through ``Task.cancel``; the scope's token is set the
+        instant a stop is recorded, before that request lands. A
+        ``CancelledError`` with neither was raised by the transport (or the
+        client library under it) on its own.
+        """
+        return _cancelling() > cancelling or self.scope.cancel_token.cancelled
+
+    def _provider_cancelled(self, exc: asyncio.CancelledError) -> ProviderUnavailable:
+        """The error for a ``CancelledError`` the transport raised on its own (SPEC §3.4):
+        the provider gave up, which the run reports as ``ProviderUnavailable``."""
+        self.last_error = ProviderUnavailable(
+            f"the provider cancelled its own request ({type(exc).__name__}: {str(exc) or 'no message'}); "
+            "nobody cancelled the run and its deadline had not passed"
+        )
+        return self.last_error
+
+
+def _cancelling() -> int:
+    """How many cancellation requests the current task has pending (0 outside a task)."""
+    task = asyncio.current_task()
+    return task.cancelling() if task is not None else 0

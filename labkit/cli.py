@@ -9,24 +9,38 @@ The profile comes from ``--base-url``, ``--model``, ``--api-key-env`` (the
 
 Exit codes:
 
-* 0 ``Completed``;
+* 0 ``Completed`` (and ``--version``);
 * 2 ``Incomplete`` or a controlled stop (``ProviderUnavailable`` included,
-  with a ``hint:`` line naming the URL tried);
-* 130 caller cancellation (Ctrl+C);
-* 64 a usage error (unknown scenario, bad flag, bad limit, a profile flag
-  without ``--live``), never confused with a controlled stop;
+  with a ``hint:`` line naming the URL tried, or saying that the provider
+  cancelled its own request);
+* 130 caller cancellation (Ctrl+C), from the first instruction of the
+  ``labkit`` command to its last: during start-up (imports, building the
+  loop) as during the run; one line on stderr, never a traceback;
+* 64 a usage error (no command, unknown scenario, unknown flag, an
+  unexpected argument, a flag's bad value: a bad limit, or a malformed
+  ``--base-url``, ``--model`` or ``--api-key-env``; a profile flag without
+  ``--live``), never confused with a controlled stop;
+* 74 the output could not be written (stdout failed with an ``OSError``
+  such as a full disk); one line on stderr naming the error *and the run's
+  status and exit code*, which are not lost;
 * 76 the live endpoint answered with something that is not a usable chat
   completion (one line on stderr);
-* 78 a live configuration error: bad URL, unreadable or invalid profile
-  file, key variable named but unset, key refused (401/403), model not
-  found (404) or request rejected (400); or ``--runtime`` naming a framework
-  that is not installed (the line names the extra to install); one line
-  naming what to fix.
+* 78 a live configuration error: a bad URL or model in the profile file or
+  the ``LABKIT_*`` variables, an unreadable or invalid profile file, key
+  variable named but unset, key refused (401/403), model not found (404) or
+  request rejected (400); or ``--runtime`` naming a framework that is not
+  installed (the line names the extra to install); one line naming what to fix.
 
 ``--runtime maf|pydantic-ai|openai-agents`` runs that framework's own loop
 inside the same scope (:mod:`labkit.adapters`) instead of labkit's agents.
 ``SCENARIO`` may be ``path/to/file.py:NAME``, a scenario declared with
 :func:`labkit.scenario` in that file.
+
+Output never costs the run its exit code: a reader that leaves early
+(``labkit run complete | head -1``, or ``| true``) is not an error, the rest
+of the output is dropped and the process exits with the run's code; a
+character the output encoding cannot take is written as a backslash escape
+(``\\xe8``) instead of failing.
 """
 
 from __future__ import annotations
@@ -37,14 +51,15 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import IO, Any, NoReturn
 
 from pydantic import ValidationError
 
+from . import __version__
 from .chat import Transport
 from .errors import ConfigurationError, ProviderResponseError, UserError
 from .limits import Limits
-from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
+from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .runner import Setup, prepare, run_sync
 from .scenarios import SCENARIOS, get_scenario
 
@@ -55,15 +70,72 @@ class _UsageError(Exception):
     pass
 
 
+class _Output:
+    """The console's stdout: a failing stream never raises, and its first failure is kept.
+
+    A reader that left (``BrokenPipeError``) is not an error of the run: the
+    rest of the output is dropped silently. Any other ``OSError`` (a full
+    disk, an I/O error) is kept in :attr:`error` for one line on stderr at
+    the end. Either way stdout is pointed at the null device, so nothing
+    buffered fails again when the interpreter flushes it at exit.
+    """
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.error: OSError | ValueError | None = None
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            _write(text, sys.stdout)
+        except BrokenPipeError:
+            self._close()
+        except (OSError, ValueError) as exc:  # ValueError: a stream closed in this process
+            self.error = exc
+            self._close()
+
+    def _close(self) -> None:
+        self.closed = True
+        if sys.stdout is not sys.__stdout__:  # e.g. a notebook's stream: not this process's descriptor 1
+            return
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (AttributeError, OSError, ValueError):  # no real file descriptor (e.g. a captured stream)
+            pass
+
+
+def _write(text: str, stream: IO[str] | None) -> None:
+    """Print ``text`` and a newline, flushed; characters the stream's encoding lacks become escapes."""
+    if stream is None:  # no stdout at all (file descriptor closed when Python started)
+        return
+    try:
+        print(text, file=stream, flush=True)
+    except UnicodeEncodeError as exc:  # nothing was written: the whole text is encoded first
+        print(text.encode(exc.encoding, "backslashreplace").decode(exc.encoding), file=stream, flush=True)
+
+
+def _error(text: str) -> None:
+    """One line on stderr; a stderr that cannot take it is left alone (the exit code still tells)."""
+    try:
+        _write(text, sys.stderr)
+    except (OSError, ValueError):
+        pass
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line with the valid choices and exit 64.
 
     ``commands`` keeps the subcommand parsers, so an unknown flag is answered
-    with the flags of the command that was used.
+    with the flags of the command that was used. ``--help`` and
+    ``--version`` go through :class:`_Output`, like the rest of the output.
     """
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, output: _Output, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=False, **kwargs)  # `--dead 1` is not `--deadline-s 1`
+        self.output = output
         self.commands: dict[str, _Parser] = {}
 
     @property
@@ -76,21 +148,35 @@ class _Parser(argparse.ArgumentParser):
             message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
         raise _UsageError(f"{self.prog}: {message}")
 
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        if message:
+            self.output.write(message.rstrip("\n"))
 
-def _unknown_flags(parser: _Parser, argv: Sequence[str], message: str) -> str:
+
+def _unknown_arguments(parser: _Parser, argv: Sequence[str], unknown: Sequence[str]) -> str:
+    """One line for arguments argparse did not use: unknown flags, or positional words too many."""
     command = next((a for a in argv if not a.startswith("-")), None)
     sub = parser.commands.get(command or "")
+    prog = (sub or parser).prog
+    if not any(word.startswith("-") for word in unknown):
+        words = ", ".join(repr(word) for word in unknown)
+        return f"{prog}: unexpected argument{'s' if len(unknown) > 1 else ''} {words}"
     flags = sub.flags if sub is not None else []
     valid = f"valid flags for {sub.prog}: {', '.join(flags)}" if flags else f"{command or 'labkit'} takes no flags"
-    return f"{(sub or parser).prog}: {message}; {valid}"
+    return f"{prog}: unrecognized arguments: {' '.join(unknown)}; {valid}"
 
 
-def _parser() -> _Parser:
-    parser = _Parser(prog="labkit", description="Bounded agent loops you can see stop.")
+def _parser(output: _Output) -> _Parser:
+    parser = _Parser(prog="labkit", description="Bounded agent loops you can see stop.", output=output)
+    parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="{run,scenarios}", parser_class=_Parser)
     commands.required = True
-    parser.commands["scenarios"] = commands.add_parser("scenarios", help="list the scenarios, one line each")
-    run = parser.commands["run"] = commands.add_parser("run", help="run one scenario and print its control events")
+    parser.commands["scenarios"] = commands.add_parser(
+        "scenarios", help="list the scenarios, one line each", output=output
+    )
+    run = parser.commands["run"] = commands.add_parser(
+        "run", help="run one scenario and print its control events", output=output
+    )
     run.add_argument(
         "scenario", metavar="SCENARIO", help=", ".join(SCENARIOS) + ", or path/to/file.py:NAME (your own scenario)"
     )
@@ -127,13 +213,27 @@ def _transport(args: argparse.Namespace) -> Transport | None:
         return None
     from .live import LiveProfile, LiveTransport
 
+    for name in ("base_url", "model", "api_key_env"):  # a malformed flag value is a usage error, not a config one
+        value = getattr(args, name)
+        if value is not None:
+            try:
+                LiveProfile.load(None, environ={}, **{name: value})  # the flag alone: no file, no variables
+            except ConfigurationError as exc:
+                raise _UsageError(f"labkit run: {exc}") from None
     profile = LiveProfile.load(args.profile, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env)
     return LiveTransport(profile)
 
 
 def _hint(setup: Setup, outcome: RunOutcome) -> str | None:
-    error = getattr(setup.transport, "last_error", None)
-    return str(error) if error is not None and outcome.status == "ProviderUnavailable" else None
+    """Why the provider was unavailable: the transport's own error, else the counting client's.
+
+    The counting client keeps the error it mapped itself, e.g. a provider
+    that cancelled its own request while nobody cancelled the run.
+    """
+    if outcome.status != "ProviderUnavailable":
+        return None
+    error = getattr(setup.transport, "last_error", None) or getattr(setup.agent.client, "last_error", None)
+    return str(error) if error is not None else None
 
 
 def _limits(args: argparse.Namespace) -> Limits | None:
@@ -152,10 +252,29 @@ def _limits(args: argparse.Namespace) -> Limits | None:
         raise _UsageError(f"labkit run: {flag}: {error['msg'].lower()}") from None
 
 
+def _header_data(setup: Setup) -> dict[str, Any]:
+    """What the plain header shows (:meth:`Setup.header`), as JSON values."""
+    agent = setup.agent
+    capabilities = getattr(agent, "capabilities", None)
+    describe = getattr(setup.transport, "describe", None)
+    return {
+        "scenario": setup.scenario.name,
+        "agent": agent.kind,
+        "agent_name": agent.name,
+        "max_iterations": agent.max_iterations,
+        "harness_capabilities": capabilities.model_dump() if capabilities is not None else None,
+        "transport": setup.transport.name,
+        "transport_description": describe() if callable(describe) else setup.scenario.summary,
+        "capabilities_granted": sorted(setup.scope.capabilities),
+        "tools": [tool.name for tool in agent.tools],
+        "limits": setup.scope.limits.model_dump(),
+        "completion": setup.scenario.condition,
+    }
+
+
 def _as_json(setup: Setup, outcome: RunOutcome) -> str:
     data = {
-        "scenario": setup.scenario.name,
-        "agent": setup.agent.kind,
+        **_header_data(setup),
         "status": outcome.status.value,
         "text": outcome.text,
         "events": [e.model_dump(mode="json") for e in outcome.events],
@@ -187,31 +306,46 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
     return "\n".join(lines)
 
 
-async def _run(setup: Setup, show_header: bool) -> RunOutcome:
+async def _run(setup: Setup, output: _Output, show_header: bool) -> RunOutcome:
     if show_header:  # say what is running before a run that may take up to its deadline
-        print("\n".join(setup.header()), flush=True)
+        output.write("\n".join(setup.header()))
     return await setup.arun()
 
 
-def _print(text: str) -> None:
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:  # the reader left (e.g. `| head`): not an error of the run
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the console with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
+    """Run the console with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
+
+    Never raises for a user's mistake, a Ctrl+C or a failing output stream;
+    see the module docstring for the exit codes.
+    """
+    output = _Output()
     try:
-        args, unknown = parser.parse_known_args(argv)
+        code, ending = _main(list(sys.argv[1:] if argv is None else argv), output)
+    except KeyboardInterrupt:
+        _error("cancelled by the caller")
+        return EXIT_CANCELLED
+    if output.error is not None:  # the output is lost, the run's ending is not
+        _error(f"labkit: could not write the output ({output.error}); {ending}")
+        return EXIT_OUTPUT
+    return code
+
+
+def _main(argv: list[str], output: _Output) -> tuple[int, str]:
+    """The command's exit code, and the words naming that ending if its output is lost."""
+    parser = _parser(output)
+    if not argv:  # a bare `labkit`: the usage, on stderr like any other usage error
+        _error(parser.format_help().rstrip("\n"))
+        return EXIT_USAGE, f"exit {EXIT_USAGE}"
+    try:
+        try:
+            args, unknown = parser.parse_known_args(argv)
+        except SystemExit as done:  # --help or --version, printed already
+            return int(done.code or 0), "exit 0"
         if unknown:
-            raise _UsageError(_unknown_flags(parser, argv, f"unrecognized arguments: {' '.join(unknown)}"))
+            raise _UsageError(_unknown_arguments(parser, argv, unknown))
         if args.command == "scenarios":
-            _print("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
-            return 0
+            output.write("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
+            return 0, "exit 0"
         if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
             choices = ", ".join(repr(name) for name in SCENARIOS)
             raise _UsageError(f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})")
@@ -227,26 +361,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream=args.stream,
         )
     except ConfigurationError as exc:
-        print(f"labkit run: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+        _error(f"labkit run: {exc}")
+        return EXIT_CONFIG, f"exit {EXIT_CONFIG}"
     except (_UsageError, UserError) as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_USAGE
-    run = _run(setup, show_header=not args.json)
+        _error(str(exc))
+        return EXIT_USAGE, f"exit {EXIT_USAGE}"
+    run = _run(setup, output, show_header=not args.json)
     try:
         outcome = run_sync(run)
     except KeyboardInterrupt:
         run.close()  # never started if the interrupt came first; a no-op otherwise
-        print("cancelled by the caller", file=sys.stderr)
-        return EXIT_CANCELLED
+        raise
     except ConfigurationError as exc:  # the live server refused the key or the model
-        print(f"labkit run: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+        _error(f"labkit run: {exc}")
+        return EXIT_CONFIG, f"exit {EXIT_CONFIG}"
     except ProviderResponseError as exc:
-        print(f"labkit run: {exc}", file=sys.stderr)
-        return EXIT_PROTOCOL
-    _print(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
-    return outcome.exit_code
+        _error(f"labkit run: {exc}")
+        return EXIT_PROTOCOL, f"exit {EXIT_PROTOCOL}"
+    output.write(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
+    return outcome.exit_code, f"the run ended with status {outcome.status.value} (exit {outcome.exit_code})"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,8 @@ a run::
     │   ├── ScopeStateError       a scope used outside its single-run lifecycle
     │   ├── UnknownScenarioError  a scenario name that does not exist
     │   ├── ScriptExhausted       a scripted transport asked for more steps than scripted
-    │   └── ConfigurationError    a live profile that cannot work as written
+    │   ├── ConfigurationError    a live profile that cannot work as written
+    │   └── InputError            a value given to a teaching helper that it cannot use
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
     ├── ProviderUnavailable       the model endpoint could not be reached
@@ -31,13 +32,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigurationError",
     "DuplicateToolError",
+    "InputError",
     "LabkitError",
+    "MissingExtraError",
     "ProviderResponseError",
     "ProviderUnavailable",
     "RunHalted",
     "ScopeStateError",
     "ScriptExhausted",
-    "MissingExtraError",
     "ToolArgumentsError",
     "UnknownScenarioError",
     "UserError",
@@ -77,6 +79,12 @@ class ConfigurationError(UserError):
 
 class MissingExtraError(ConfigurationError):
     """An adapter's runtime is not installed; the message names the extra to install (console exit 78)."""
+
+
+class InputError(UserError, ValueError):
+    """A value given to a teaching helper cannot be used: text that is not JSON, a number
+    that is not finite, a status or event kind that does not exist; the message names the
+    value and what would work. It is also a ``ValueError``."""
 
 
 class ToolArgumentsError(LabkitError, ValueError):

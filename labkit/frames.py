@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .errors import InputError
 from .events import ControlEvent
 from .outcome import RunOutcome
-from .signature import canonical
+from .signature import NonFiniteNumber, canonical
 
 if TYPE_CHECKING:
     from .durable import DecisionStore
@@ -105,15 +106,25 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         for one tool).
 
     Raises:
-        ValueError: a side is not valid JSON (the message names the pair).
+        InputError: a side is not valid JSON text, or holds a non-finite number
+            (``1e400``, ``NaN``); the message names the pair. (``InputError`` is
+            labkit's own error and a ``ValueError``.)
     """
     rows = []
     for label, (left, right) in pairs.items():
-        try:
-            a, b = json.loads(left), json.loads(right)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"pair {label!r}: not valid JSON text ({exc})") from None
-        rows.append((label, left, right, canonical(a), canonical(b), canonical(a) == canonical(b)))
+        texts = []
+        for side in (left, right):
+            try:
+                texts.append(canonical(json.loads(side)))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"pair {label!r}: {side!r} is not valid JSON text ({exc})") from None
+            except NonFiniteNumber:
+                raise InputError(
+                    f"pair {label!r}: {side!r} holds a number that is not finite (NaN, or too large such as"
+                    " 1e400, which a JSON parser reads as infinity); it has no exact decimal, so no canonical"
+                    " text, and a tool call holding it fails binding (SPEC §3.2)"
+                ) from None
+        rows.append((label, left, right, texts[0], texts[1], texts[0] == texts[1]))
     frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
     return frame.set_index("pair")
 

@@ -278,7 +278,8 @@ def map_error(exc: BaseException, profile: LiveProfile) -> LabkitError:
         if name == "APITimeoutError":
             why = f"no answer within {profile.timeout_s:g} s"
         elif status is not None:
-            why = f"HTTP {status} after {profile.max_retries} retries"
+            retries = profile.max_retries
+            why = f"HTTP {status} after {retries} {'retry' if retries == 1 else 'retries'}"
         else:
             why = _cause(exc)
         return ProviderUnavailable(

@@ -14,6 +14,7 @@ from .scope import Usage
 __all__ = [
     "EXIT_CANCELLED",
     "EXIT_CONFIG",
+    "EXIT_OUTPUT",
     "EXIT_PROTOCOL",
     "EXIT_USAGE",
     "RunOutcome",
@@ -47,6 +48,14 @@ EXIT_CANCELLED = 130
 
 EXIT_USAGE = 64
 """Console exit code for a usage error (unknown scenario, bad flag), never a controlled stop."""
+
+EXIT_OUTPUT = 74
+"""Console exit code when the output could not be written (stdout failed: a full disk, an I/O error).
+
+A reader that leaves early (a closed pipe) is not this: the console then exits
+with the run's own code. With 74, one line on stderr names the error and the
+run's status and exit code.
+"""
 
 EXIT_PROTOCOL = 76
 """Console exit code when a live endpoint answers with something that is not a usable chat completion."""

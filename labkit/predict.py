@@ -1,7 +1,16 @@
-"""Check a learner's prediction against a run: the stop reason and the ToolCall count.
+"""Predict a run, then check: the status, the ToolCall count and, if you like, every event.
 
 Core-light: no pandas or Jupyter import. The interactive prediction widget
 lives in :mod:`labkit.widgets`.
+
+* :func:`check` compares a prediction with a run. With ``events=[...]`` it
+  also prints a line-by-line diff of the predicted and the recorded events;
+  after a wrong guess it prints a question aimed at the usual misconception
+  behind it (one table per status, below).
+* :func:`mystery` / :func:`mysteries` give "mystery scripts": a scripted model,
+  limits and grants, shown as a step list with the scenario's name hidden, so
+  the outcome has to be worked out from the rules (SPEC §3), not read from a
+  name. ``mystery("C").run()`` runs one.
 
 A guess may be left as ``...`` (or ``None``): the learner edition of the
 workbook ships predict cells as ``my_status = ...``. Checking such a guess
@@ -10,14 +19,25 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .chat import ChatRequest
+from .errors import InputError, UnknownScenarioError
+from .events import ControlEvent, EventKind, StopReason
+from .limits import Limits
 from .outcome import RunOutcome, RunStatus
+from .scenarios import ALL_CAPABILITIES, Scenario
+from .scripted import Call, Fail, Hang, Say, Step
 
-__all__ = ["Check", "Checks", "Comparison", "check", "compare"]
+__all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
 _NO_GUESS_TEXT = "no guess yet: fill in your guess in the predict cell above, run it, then run this cell again"
+
+EventGuess = tuple[str, str, int]
+"""A predicted event: ``(kind, name, count)``, e.g. ``("ModelCall", "model", 1)``."""
 
 
 def _no_guess(value: object) -> bool:
@@ -29,6 +49,145 @@ def _line(what: str, said: object, was: object) -> str:
         return f"{what:<15} {_NO_GUESS_TEXT}"
     mark = "right" if said == was else "not this time"
     return f"{what:<15} you said {said!s:<18} it was {was!s:<18} {mark}"
+
+
+def _event_text(event: EventGuess) -> str:
+    kind, name, count = event
+    return f"{kind} {name} {count}"
+
+
+def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...]) -> list[str]:
+    """Predicted against recorded events, aligned so one forgotten event does not shift the rest."""
+    width = max([len(_event_text(e)) for e in (*said, *was)] + [len("you said")]) + 2
+    lines = [f"{'events':<15} {'you said':<{width}}{'it was':<{width}}"]
+
+    def row(left: str, right: str, mark: str) -> None:
+        lines.append(f"{'':<15} {left:<{width}}{right:<{width}}{mark}")
+
+    matcher = difflib.SequenceMatcher(None, said, was, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            for event in said[i1:i2]:
+                row(_event_text(event), _event_text(event), "right")
+            continue
+        left, right = said[i1:i2], was[j1:j2]
+        for k in range(max(len(left), len(right))):
+            if k < len(left) and k < len(right):
+                row(_event_text(left[k]), _event_text(right[k]), "not this time")
+            elif k < len(left):
+                row(_event_text(left[k]), "-", "not recorded")
+            else:
+                row("-", _event_text(right[k]), "you left it out")
+    return lines
+
+
+# -- feedback aimed at the usual misconceptions --------------------------------------------------
+
+_GUARD_STOPS = {RunStatus.PERMISSION_DENIED, RunStatus.TOOL_BUDGET, RunStatus.REPEATED_CALL}
+
+_STATUS_FEEDBACK: dict[RunStatus, dict[str | None, str]] = {
+    RunStatus.REPEATED_CALL: {
+        "ToolBudget": "you said ToolBudget, but only {tool_calls} of {tool_limit} attempts {was_tool} admitted"
+        " — which rule looks at identical calls?",
+        None: "you said {said}, but the guard refused {stop_name} with arguments it had already admitted"
+        " {stop_count} of {rep_limit} time(s) — which rule compares a call with the earlier ones?",
+    },
+    RunStatus.TOOL_BUDGET: {
+        "RepeatedCall": "you said RepeatedCall, but {tool_calls} of {tool_limit} attempts were already admitted,"
+        " and the guard asks the tool budget before the repetition rule — when two rules would refuse,"
+        " which one is asked first?",
+        None: "you said {said}, but {tool_calls} of {tool_limit} tool attempts were already admitted (a failed"
+        " body counts too) — which limit counts every attempt, whatever the tool or its arguments?",
+    },
+    RunStatus.MODEL_BUDGET: {
+        "ToolBudget": "you said ToolBudget, but {tool_calls} of {tool_limit} tool attempts were admitted when"
+        " model call {model_next} was refused ({model_calls} of {model_limit} made) — which counter runs out first?",
+        None: "you said {said}, but model call {model_next} was refused: {model_calls} of {model_limit} were made"
+        " — did you count every follow-up call after tool results as a model call?",
+    },
+    RunStatus.PERMISSION_DENIED: {
+        None: "you said {said}, but {stop_name} was refused before its body: its capability is not granted"
+        " — is a tool the model can see a tool the host lets it run?",
+    },
+    RunStatus.DEADLINE_EXCEEDED: {
+        None: "you said {said}, but the {deadline} s deadline passed before any other rule refused anything"
+        " — which limit counts time rather than calls?",
+    },
+    RunStatus.PROVIDER_UNAVAILABLE: {
+        "Completed": "you said Completed, but the model call failed to connect and nothing retries it below the"
+        " counter — what does the host report when the endpoint cannot be reached?",
+        None: "you said {said}, but no rule refused anything: the endpoint could not be reached, an external"
+        " failure the host reports as ProviderUnavailable — did any limit get the chance to decide?",
+    },
+    RunStatus.COMPLETED: {
+        "Incomplete": "you said Incomplete, but finish_review succeeded, so the host condition holds"
+        " — what does the host read to decide Completed?",
+        None: "you said {said}, but no rule refused anything: a counter may reach its limit, the limit refuses"
+        " only the next attempt — was there a next attempt?",
+    },
+    RunStatus.INCOMPLETE: {
+        "Completed": "you said Completed, but finish_review never succeeded; the model's \"Review finished.\""
+        " proves nothing — what does the host condition check?",
+        None: "you said {said}, but no rule refused anything: the model answered with text and the loop ended,"
+        " without a successful finish_review — which status is left?",
+    },
+}
+"""Per actual status: the feedback for a wrong status guess, by guessed status (``None``: any other guess)."""
+
+
+def _facts(outcome: RunOutcome, said: str) -> dict[str, Any]:
+    usage, limits = outcome.usage, outcome.limits
+    stop = next((e for e in outcome.events if e.kind in StopReason._value2member_map_), None)
+    return {
+        "said": said,
+        "tool_calls": usage.tool_calls,
+        "tool_limit": limits.tool_calls,
+        "was_tool": "was" if usage.tool_calls == 1 else "were",
+        "model_calls": usage.model_calls,
+        "model_next": usage.model_calls + 1,
+        "model_limit": limits.model_calls,
+        "rep_limit": limits.repetitions,
+        "deadline": f"{limits.deadline_s:g}",
+        "stop_name": stop.name if stop is not None else "the call",
+        "stop_count": stop.count if stop is not None else 0,
+    }
+
+
+def _feedback(
+    outcome: RunOutcome,
+    status: str | None,
+    tool_calls: int | None,
+    events: tuple[EventGuess, ...] | None,
+) -> tuple[str, ...]:
+    lines: list[str] = []
+    actual = outcome.status
+    if status is not None and status != actual.value:
+        table = _STATUS_FEEDBACK[actual]
+        lines.append((table.get(status) or table[None]).format(**_facts(outcome, status)))
+    admitted = outcome.count("ToolCall")
+    if tool_calls is not None and tool_calls != admitted:
+        if tool_calls == admitted + 1 and actual in _GUARD_STOPS:
+            lines.append(
+                f"you counted {tool_calls} ToolCall events: the refused attempt records none,"
+                " since the guard refused it before its body"
+            )
+        else:
+            lines.append(
+                f"you counted {tool_calls} ToolCall events, there were {admitted}: one is recorded each time the"
+                " guard admits an attempt (a failed body counts, a refused attempt does not)"
+            )
+    if events is not None:
+        recorded = {e.kind.value for e in outcome.events}
+        guessed = {kind for kind, _, _ in events}
+        if "Middleware" in recorded and "Middleware" not in guessed:
+            lines.append(
+                "every tool call the model asks for passes the middleware first (a Middleware event),"
+                " even a call the guard then refuses"
+            )
+    return tuple(f"think: {line}" for line in lines)
+
+
+# -- checks ---------------------------------------------------------------------------------------
 
 
 class Comparison(NamedTuple):
@@ -60,34 +219,53 @@ class Check(NamedTuple):
 
     ``predicted_status`` / ``predicted_tool_calls`` are ``None`` when the
     learner has not guessed yet.
+
+    Attributes:
+        predicted_events: the predicted ``(kind, name, count)`` events; ``None``
+            when events were not asked for, ``...`` when asked but not guessed yet.
+        actual_events: the recorded events as ``(kind, name, count)``.
+        feedback: after a wrong guess, one ``"think: ..."`` line per mistake,
+            aimed at the usual misconception (empty when right or not guessed).
     """
 
     predicted_status: str | None
     actual_status: str
     predicted_tool_calls: int | None
     actual_tool_calls: int
+    predicted_events: Any = None
+    actual_events: tuple[EventGuess, ...] = ()
+    feedback: tuple[str, ...] = ()
 
     @property
     def guessed(self) -> bool:
-        """Both guesses were given."""
-        return self.predicted_status is not None and self.predicted_tool_calls is not None
+        """Both guesses were given (and the events, when they were asked for)."""
+        return (
+            self.predicted_status is not None
+            and self.predicted_tool_calls is not None
+            and self.predicted_events is not Ellipsis
+        )
 
     @property
     def right(self) -> bool:
-        """Both the status and the ToolCall count were predicted."""
+        """The status and the ToolCall count were predicted (and the events, when asked for)."""
         return (
             self.guessed
             and self.predicted_status == self.actual_status
             and self.predicted_tool_calls == self.actual_tool_calls
+            and (self.predicted_events is None or self.predicted_events == self.actual_events)
         )
 
     def __str__(self) -> str:
-        return "\n".join(
-            [
-                _line("status", self.predicted_status, self.actual_status),
-                _line("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
-            ]
-        )
+        lines = [
+            _line("status", self.predicted_status, self.actual_status),
+            _line("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
+        ]
+        if self.predicted_events is Ellipsis:
+            lines.append(f"{'events':<15} {_NO_GUESS_TEXT}")
+        elif self.predicted_events is not None:
+            lines.extend(_events_diff(self.predicted_events, self.actual_events))
+        lines.extend(self.feedback)
+        return "\n".join(lines)
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -125,12 +303,47 @@ class Checks(tuple):
         printer.text(str(self))  # type: ignore[attr-defined]
 
 
-def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any) -> Check:
+def _triples(events: Sequence[ControlEvent]) -> tuple[EventGuess, ...]:
+    return tuple((e.kind.value, e.name, e.count) for e in events)
+
+
+def _events_guess(events: Any) -> Any:
+    if events is None or events is Ellipsis:
+        return events
+    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
+        raise InputError(
+            f"events must be a list of (kind, name, count) tuples, e.g. [('ModelCall', 'model', 1)], not {events!r}"
+        )
+    guess: list[EventGuess] = []
+    for step, item in enumerate(events, start=1):
+        if isinstance(item, ControlEvent):
+            guess.append((item.kind.value, item.name, item.count))
+            continue
+        if not isinstance(item, (tuple, list)) or len(item) != 3:
+            raise InputError(f"event {step} must be a (kind, name, count) tuple such as ('ModelCall', 'model', 1), not {item!r}")
+        kind, name, count = item
+        if kind not in EventKind._value2member_map_:
+            raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
+        if not isinstance(name, str):
+            raise InputError(f"event {step}: the name must be a tool name or 'model'/'run', not {name!r}")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise InputError(f"event {step}: the count must be a whole number, not {count!r}")
+        guess.append((str(kind), name, count))
+    return tuple(guess)
+
+
+def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -> Check:
+    said_status = None if _no_guess(status) else str(status)
+    said_tools = None if _no_guess(tool_calls) else tool_calls
+    said_events = None if events is Ellipsis else events
     return Check(
-        None if _no_guess(status) else str(status),
+        said_status,
         outcome.status.value,
-        None if _no_guess(tool_calls) else tool_calls,
+        said_tools,
         outcome.count("ToolCall"),
+        events,
+        _triples(outcome.events),
+        _feedback(outcome, said_status, said_tools, said_events),
     )
 
 
@@ -139,6 +352,7 @@ def check(
     *,
     status: str | None = None,
     tool_calls: int | None = None,
+    events: Sequence[tuple[str, str, int] | ControlEvent] | None = None,
 ) -> Check | Checks:
     """Compare a prediction with ``outcome`` (or with each of several labelled outcomes).
 
@@ -149,22 +363,33 @@ def check(
             value); ``...`` or ``None`` means "no guess yet".
         tool_calls: the predicted number of ``ToolCall`` events; ``...`` or
             ``None`` means "no guess yet".
+        events: optional: the predicted events in order, as ``(kind, name,
+            count)`` tuples, e.g. ``[("ModelCall", "model", 1),
+            ("Middleware", "read_ticket", 1), ...]``; the printed check then
+            holds a line-by-line diff. ``None`` (default) leaves events out;
+            ``...`` means "no guess yet".
 
     Returns:
         A :class:`Check`, or :class:`Checks` for a mapping. Without a guess the
-        printed line asks for one and does not reveal the answer.
+        printed line asks for one and does not reveal the answer. After a
+        wrong guess the printed check ends with ``think: ...`` lines aimed at
+        the likely misconception.
 
     Raises:
-        ValueError: ``status`` is not a status name (the message lists them),
-            or ``tool_calls`` is not a whole number.
+        InputError: ``status`` is not a status name (the message lists them),
+            ``tool_calls`` is not a whole number, or ``events`` is not a list of
+            ``(kind, name, count)`` with known kinds. (``InputError`` is a ``ValueError``.)
     """
     if not _no_guess(status) and status not in RunStatus._value2member_map_:
-        raise ValueError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
+        raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
     if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
-        raise ValueError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
+        raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
+    guess = _events_guess(events)
     if isinstance(outcome, Mapping):
-        return Checks({label: _check_one(o, status, tool_calls) for label, o in outcome.items()})
-    return _check_one(outcome, status, tool_calls)
+        return Checks({label: _check_one(o, status, tool_calls, guess) for label, o in outcome.items()})
+    if not isinstance(outcome, RunOutcome):
+        raise InputError(f"check needs the RunOutcome of a run (what labkit.run returns), not {type(outcome).__name__}")
+    return _check_one(outcome, status, tool_calls, guess)
 
 
 def compare(what: str, guess: Any, actual: Any) -> Comparison:
@@ -176,3 +401,172 @@ def compare(what: str, guess: Any, actual: Any) -> Comparison:
         actual: the observed value.
     """
     return Comparison(what, None if _no_guess(guess) else guess, actual)
+
+
+# -- mystery scripts ------------------------------------------------------------------------------
+
+
+def _describe_call(call: Call) -> str:
+    if isinstance(call.arguments, str):
+        return f"{call.name} with raw arguments {call.arguments}"
+    arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+    return f"{call.name}({arguments})"
+
+
+def _describe_step(step: Step) -> str:
+    if isinstance(step, str):
+        return f'answers "{step}" (no tool call)'
+    if isinstance(step, Say):
+        return f'answers "{step.text}" (no tool call)'
+    if isinstance(step, Call):
+        return f"asks for {_describe_call(step)}"
+    if isinstance(step, Hang):
+        return "never answers"
+    if isinstance(step, Fail):
+        return f"fails to connect ({type(step.error).__name__})"
+    calls = list(step)
+    return f"asks for {len(calls)} calls in one reply: " + ", then ".join(_describe_call(c) for c in calls)
+
+
+class _Forever:
+    """A step function for a model that never runs out, with its rule in words."""
+
+    def __init__(self, words: str, step: Callable[[int], Step]) -> None:
+        self.words = words
+        self._step = step
+
+    def __call__(self, number: int, request: ChatRequest) -> Step:
+        return self._step(number)
+
+
+@dataclass(frozen=True)
+class Mystery:
+    """A hidden scenario: a scripted model, the host's limits and grants, and no name.
+
+    Show it (as a cell's value, or ``print``) to read its step list; predict
+    the status, the ``ToolCall`` count and the events; then :meth:`run` it
+    and :func:`check` your prediction.
+
+    Attributes:
+        key: ``"A"``, ``"B"``, ... (see :func:`mysteries`).
+        script: the scripted model: a list of steps, or a rule for every call.
+        limits: the run's limits.
+        capabilities: the capabilities the host grants.
+    """
+
+    key: str
+    script: Sequence[Step] | _Forever
+    limits: Limits = Limits()
+    capabilities: frozenset[str] = ALL_CAPABILITIES
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The model's behaviour in words, one line per model call (or one rule for every call)."""
+        if isinstance(self.script, _Forever):
+            return (self.script.words,)
+        return tuple(f"call {n}: {_describe_step(step)}" for n, step in enumerate(self.script, start=1))
+
+    def scenario(self) -> Scenario:
+        """The mystery as a :class:`~labkit.Scenario` (named ``"mystery A"``, its summary hidden)."""
+        return Scenario(
+            f"mystery {self.key}",
+            "a mystery script: read its steps, limits and grants",
+            self.script,  # type: ignore[arg-type]
+            self.limits,
+            self.capabilities,
+        )
+
+    def run(self, agent: str = "harness") -> RunOutcome:
+        """Run the mystery once with ``agent`` (``"harness"`` or ``"simple"``) and return its outcome.
+
+        Raises:
+            UserError: an unknown agent.
+        """
+        from .runner import run  # the runner is core; imported here so predict stays import-light
+
+        return run(self.scenario(), agent=agent)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        granted = ", ".join(sorted(self.capabilities)) or "nothing"
+        return "\n".join(
+            [
+                f"Mystery {self.key}",
+                "The model, one step per model call:",
+                *(f"  {line}" for line in self.steps),
+                f"Limits: {self.limits}",
+                f"Granted: {granted}",
+                "Tools visible to the model: read_ticket (needs ticket.read), finish_review (needs review.finish)",
+            ]
+        )
+
+    def __repr__(self) -> str:
+        return f"Mystery({self.key!r})"
+
+    def _repr_pretty_(self, printer: object, cycle: bool) -> None:
+        printer.text(str(self))  # type: ignore[attr-defined]
+
+
+_READ_42 = Call("read_ticket", {"input": 42})
+_FINISH_42 = Call("finish_review", {"input": 42})
+_DONE = "Review finished."
+
+_MYSTERIES = (
+    # Reads, then claims success: the host condition decides (Incomplete).
+    Mystery("A", (_READ_42, _DONE)),
+    # The broken record with two attempts per signature (RepeatedCall after 2 admitted).
+    Mystery(
+        "B",
+        _Forever("every call: asks for read_ticket(input=42)", lambda n: _READ_42),
+        Limits(repetitions=2),
+    ),
+    # The well-behaved model with every budget exactly big enough (Completed, counters at their limits).
+    Mystery("C", (_READ_42, _FINISH_42, _DONE), Limits(model_calls=3, tool_calls=2)),
+    # Two ids in turn, two attempts each: budget and repetition would both refuse call 5;
+    # the guard asks the budget first (ToolBudget).
+    Mystery(
+        "D",
+        _Forever(
+            "call n: asks for read_ticket(input=42) when n is odd, read_ticket(input=7) when n is even",
+            lambda n: Call("read_ticket", {"input": 42 if n % 2 else 7}),
+        ),
+        Limits(repetitions=2),
+    ),
+    # Both tools in one reply (Completed with two model calls).
+    Mystery("E", ([_READ_42, _FINISH_42], _DONE)),
+    # A new id every call, with two model calls and two tool attempts: the model budget refuses first.
+    Mystery(
+        "F",
+        _Forever("call n: asks for read_ticket(input=n)", lambda n: Call("read_ticket", {"input": n})),
+        Limits(model_calls=2, tool_calls=2),
+    ),
+    # The well-behaved model, review.finish not granted (PermissionDenied after one admitted read).
+    Mystery("G", (_READ_42, _FINISH_42, _DONE), capabilities=frozenset({"ticket.read"})),
+    # Tries to finish first (the body fails, and counts), then reads, then finishes: the tool budget of 2
+    # refuses the second finish (ToolBudget).
+    Mystery("H", (_FINISH_42, _READ_42, _FINISH_42, _DONE), Limits(tool_calls=2)),
+    # The same call twice in one reply (RepeatedCall within one model call).
+    Mystery("I", ([_READ_42, _READ_42], _FINISH_42, _DONE)),
+    # The endpoint fails once, then would behave: nothing retries below the counter (ProviderUnavailable).
+    Mystery(
+        "J",
+        (Fail(ConnectionError("connection refused")), _READ_42, _FINISH_42, _DONE),
+    ),
+)
+_BY_KEY = {m.key: m for m in _MYSTERIES}
+
+
+def mysteries() -> tuple[str, ...]:
+    """The keys of the mystery scripts, in order: ``("A", "B", ...)``."""
+    return tuple(_BY_KEY)
+
+
+def mystery(key: str) -> Mystery:
+    """Return the mystery script called ``key`` (``"A"``, ``"B"``, ...; lower case works too).
+
+    Raises:
+        UnknownScenarioError: no such mystery; the message lists the keys.
+    """
+    found = _BY_KEY.get(key.upper()) if isinstance(key, str) else None
+    if found is None:
+        raise UnknownScenarioError(f"unknown mystery {key!r}; choose one of: {', '.join(_BY_KEY)}")
+    return found

@@ -16,6 +16,7 @@ that happened at the same time.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -197,6 +198,12 @@ def prepare(
         transport: replaces the scenario's scripted transport (e.g. a live one).
         stream: make streaming model calls.
 
+    Returns:
+        The :class:`Setup`; for the harness agent while a global
+        OpenTelemetry tracer provider is set, a
+        :class:`labkit.telemetry.TracedSetup` whose run makes spans (the
+        harness's ``telemetry=on``).
+
     Raises:
         UnknownScenarioError: no such scenario.
         UserError: an unknown agent kind, limits of another type, or a
@@ -222,7 +229,14 @@ def prepare(
     else:
         cls = HarnessAgent if agent == "harness" else SimpleAgent
         built = cls(client, tools, instructions=chosen.instructions, stream=stream)
-    return Setup(chosen, scope, task, used, built, chosen.prompt)
+    setup = Setup(chosen, scope, task, used, built, chosen.prompt)
+    if agent == "harness" and "opentelemetry.trace" in sys.modules:  # telemetry=on: spans if a tracer is set
+        from .telemetry import configured_tracer, instrument
+
+        tracer = configured_tracer()
+        if tracer is not None:
+            return instrument(setup, tracer=tracer)
+    return setup
 
 
 _RUNTIMES = ("maf", "pydantic-ai", "openai-agents")

@@ -169,8 +169,9 @@ class ScriptedTransport:
         if callable(self._script):
             return self._script(number, request)
         if number > len(self._script):
+            steps = len(self._script)
             raise ScriptExhausted(
-                f"the script has {len(self._script)} steps but model call {number} was made; "
+                f"the script has {steps} {'step' if steps == 1 else 'steps'} but model call {number} was made; "
                 "add steps or use a function (call_number, request) -> step"
             )
         return self._script[number - 1]

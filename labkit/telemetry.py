@@ -23,7 +23,9 @@ tool results, exception messages or the key: only names, ids, counts and
 type names. Exceptions are not recorded as span events for that reason.
 
 :func:`instrument` composes all three around a prepared
-:class:`~labkit.Setup`; :func:`labkit.spans.run_traced` turns one run's spans
+:class:`~labkit.Setup`; :func:`labkit.prepare` does it itself for the harness
+agent (its ``telemetry=on``) whenever a global tracer provider is set
+(:func:`configured_tracer`); :func:`labkit.spans.run_traced` turns one run's spans
 into a pandas table for a notebook.
 """
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +48,14 @@ if TYPE_CHECKING:
     from .agents import SimpleAgent
     from .scope import ExecutionScope
 
-__all__ = ["TracedSetup", "TracingTransport", "instrument", "tool_span_middleware", "traced_run"]
+__all__ = [
+    "TracedSetup",
+    "TracingTransport",
+    "configured_tracer",
+    "instrument",
+    "tool_span_middleware",
+    "traced_run",
+]
 
 INSTRUMENTATION = "labkit"
 
@@ -276,14 +286,40 @@ async def traced_run(
 
 @dataclasses.dataclass
 class TracedSetup(Setup):
-    """A :class:`~labkit.Setup` whose run, model calls and tool calls make spans."""
+    """A :class:`~labkit.Setup` whose run, model calls and tool calls make spans.
+
+    Attributes:
+        tracer: where the spans go.
+        base: the setup before instrumentation; :func:`instrument` starts
+            from it, so instrumenting again replaces the spans' tracer
+            instead of adding a second set of spans.
+    """
 
     tracer: Any = None
+    base: Setup | None = None
 
     async def arun(self) -> RunOutcome:
         return await traced_run(
-            self.agent, self.prompt, is_complete=self.task.is_complete, tracer=self.tracer, scenario=self.scenario.name
+            self.agent, self.prompt, is_complete=self.is_complete, tracer=self.tracer, scenario=self.scenario.name
         )
+
+
+def configured_tracer() -> Any | None:
+    """The ``labkit`` tracer of the global OpenTelemetry tracer provider, or ``None`` if none is set.
+
+    Imports nothing: when ``opentelemetry.trace`` was never imported, no
+    provider can have been set. The API's default (proxy or no-op) provider
+    does not count.
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        return None
+    from . import __version__
+
+    return provider.get_tracer(INSTRUMENTATION, __version__)
 
 
 def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
@@ -292,7 +328,10 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     The transport is wrapped in :class:`TracingTransport` under a new
     :class:`~labkit.CountingClient` on the same scope, and the agent is
     rebuilt with :func:`tool_span_middleware` in front of its middleware;
-    tools, scope, limits and the task are the setup's own.
+    tools, scope, limits and the task are the setup's own. A setup that is
+    already traced (by :func:`labkit.prepare` while a global tracer provider
+    is set, or by an earlier call) is instrumented from its un-traced base:
+    ``tracer`` replaces the earlier tracer, and no span is made twice.
 
     Args:
         setup: from :func:`labkit.prepare`.
@@ -305,6 +344,8 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
         UserError: OpenTelemetry is not installed.
     """
     chosen = _tracer(tracer)
+    if isinstance(setup, TracedSetup) and setup.base is not None:  # e.g. prepare() already traced it
+        setup = setup.base
     old = setup.agent
     transport = TracingTransport(setup.transport, scope=setup.scope, tracer=chosen)
     options: dict[str, Any] = {
@@ -318,4 +359,6 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     if isinstance(old, HarnessAgent):
         options["capabilities"] = old.capabilities
     agent = type(old)(CountingClient(transport, setup.scope), old.tools, **options)
-    return TracedSetup(setup.scenario, setup.scope, setup.task, transport, agent, setup.prompt, tracer=chosen)
+    return TracedSetup(
+        setup.scenario, setup.scope, setup.task, transport, agent, setup.prompt, tracer=chosen, base=setup
+    )

@@ -33,7 +33,7 @@ from .errors import UserError
 from .frames import events_frame
 from .limits import Limits
 from .outcome import RunOutcome, RunStatus
-from .predict import Check, check
+from .predict import Check, Mystery, check
 from .runner import AgentKind, run
 from .scenarios import SCENARIOS, Scenario, get_scenario
 
@@ -235,13 +235,19 @@ class Prediction(w.VBox):
         tool_calls_choice: the ``BoundedIntText`` for the predicted ``ToolCall``
             count; an int can be assigned.
         run_button: the "Run and check" ``Button``.
-        result_line: the ``HTML`` result; its markup is :attr:`result_html`.
+        result_line: the ``HTML`` result; its markup is :attr:`result_html`
+            (after a wrong guess it ends with the check's ``think:`` feedback).
         outcome: the last run's :class:`~labkit.RunOutcome`, or ``None``.
         last_check: the last :class:`~labkit.Check`, or ``None``.
     """
 
-    def __init__(self, scenario: str | Scenario, agent: str = "harness", limits: Limits | None = None) -> None:
-        self._scenario_obj = get_scenario(scenario)
+    def __init__(
+        self, scenario: str | Scenario | Mystery, agent: str = "harness", limits: Limits | None = None
+    ) -> None:
+        self._mystery = scenario if isinstance(scenario, Mystery) else None
+        if self._mystery is not None and limits is not None:
+            raise UserError("a mystery has its own limits (they are part of the puzzle); leave limits out")
+        self._scenario_obj = self._mystery.scenario() if self._mystery is not None else get_scenario(scenario)
         self._agent_name = _check_agent(agent)
         if limits is not None and not isinstance(limits, Limits):
             raise UserError(f"limits must be a labkit.Limits or None, not {type(limits).__name__}")
@@ -261,10 +267,16 @@ class Prediction(w.VBox):
         self.outcome: RunOutcome | None = None
         self.last_check: Check | None = None
         self.run_button.on_click(lambda _button: self.run())
-        heading = w.HTML(
-            f"Predict: how will <b>{html.escape(self._scenario_obj.name)}</b>"
-            f" ({html.escape(self._agent_name)}, limits {html.escape(str(shown))}) end?"
-        )
+        if self._mystery is not None:  # the step list, never a scenario name
+            heading = w.HTML(
+                f"Predict: how will this run end ({html.escape(self._agent_name)})?"
+                f"<pre>{html.escape(str(self._mystery))}</pre>"
+            )
+        else:
+            heading = w.HTML(
+                f"Predict: how will <b>{html.escape(self._scenario_obj.name)}</b>"
+                f" ({html.escape(self._agent_name)}, limits {html.escape(str(shown))}) end?"
+            )
         super().__init__([heading, self._status, self._tool_calls, self.run_button, self.result_line])
         self.add_class("labkit-prediction")
         self.result_line.add_class("labkit-result")
@@ -325,27 +337,32 @@ class Prediction(w.VBox):
             [
                 line("status", result.predicted_status, result.actual_status),
                 line("ToolCall count", result.predicted_tool_calls, result.actual_tool_calls),
+                *(f"<i>{html.escape(think)}</i>" for think in result.feedback),
             ]
         )
         return result
 
     def __repr__(self) -> str:
         return (
-            f"Prediction(scenario={self._scenario_obj.name!r}, agent={self._agent_name!r},"
+            f"Prediction(scenario={self._mystery or self._scenario_obj.name!r}, agent={self._agent_name!r},"
             f" status={self._status.value!r}, tool_calls={self._tool_calls.value})"
         )
 
 
-def predict(scenario: str, agent: str = "harness", limits: Limits | None = None) -> Prediction:
-    """Build a prediction widget for one run of ``scenario``.
+def predict(scenario: str | Scenario | Mystery, agent: str = "harness", limits: Limits | None = None) -> Prediction:
+    """Build a prediction widget for one run of ``scenario`` or of a mystery script.
 
     Args:
-        scenario: a name from :data:`labkit.SCENARIOS`.
+        scenario: a name from :data:`labkit.SCENARIOS`, a :class:`~labkit.Scenario`,
+            or a :class:`~labkit.Mystery` (``labkit.mystery("D")``): the widget
+            then shows the mystery's step list, limits and grants, and no name.
         agent: ``"harness"`` (default) or ``"simple"``.
-        limits: the run's limits; the scenario's own when ``None``.
+        limits: the run's limits; the scenario's own when ``None`` (a mystery
+            keeps its own: giving limits with a mystery is an error).
 
     Raises:
         UnknownScenarioError: no such scenario.
-        UserError: an unknown agent, or ``limits`` that is not a :class:`~labkit.Limits`.
+        UserError: an unknown agent, ``limits`` that is not a :class:`~labkit.Limits`,
+            or limits given with a mystery.
     """
     return Prediction(scenario, agent, limits)

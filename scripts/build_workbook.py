@@ -23,7 +23,13 @@ For each chapter:
 * the navigation cell links to ``README.md`` instead of the contents page.
 
 It also writes ``workbook/README.md`` (how to use the workbook and the
-reading order). ``workbook/glossary.md`` is written by hand and left alone.
+reading order). ``workbook/glossary.md`` and ``workbook/cheatsheet.md`` are written by hand and left alone.
+
+Learners work in their own copy, ``my-workbook/`` (``scripts/lab.py``), never
+here. If a chapter in ``workbook/`` holds saved work all the same (outputs, an
+execution count, or a filled-in guess), a rebuild first copies it to
+``my-workbook/NAME.saved-from-workbook.ipynb`` (the first free name, never over
+a file) and says so: no run of this script erases a learner's work.
 """
 
 from __future__ import annotations
@@ -138,12 +144,12 @@ def readme(chapters: list[navigation.Chapter]) -> str:
         "",
         "This is the **learner edition** of the chapters. The chapters come in two editions:",
         "",
-        "- `workbook/` (here), for learners: the same notebooks with no stored outputs, and every",
+        "- the learner edition, for learners: the same notebooks with no stored outputs, and every",
         "  prediction left for you. Each predict cell says `...  # your guess`; below it a folded",
         "  **Hint** gives a nudge first, and inside it the **Answer** is folded once more.",
         "- `notebooks/`, for instructors: the answers filled in and the outputs stored. The tests",
-        "  re-run these chapters and compare every stored output, and this workbook is generated from",
-        "  them by `scripts/build_workbook.py`, so do not edit the files here.",
+        "  re-run these chapters and compare every stored output, and `workbook/` is generated from",
+        "  them by `scripts/build_workbook.py`.",
         "",
         "In every chapter you predict, before each run, how the run will stop and how many `ToolCall`",
         "events it will record. Write your guesses, run the run, read its events and its counters, then",
@@ -151,12 +157,20 @@ def readme(chapters: list[navigation.Chapter]) -> str:
         "",
         "## Start",
         "",
-        "From a clone of the repository (Python 3.11 or newer and `make`):",
+        "Work in **your own copy**, `my-workbook/`. `make lab` makes it from `workbook/` the first time",
+        "and opens its chapter 1; it is not tracked by git, the tests never read it, and no command of",
+        "the project overwrites it. `workbook/` is the edition the project ships and tests: save nothing",
+        "there. From a clone of the repository (Python 3.11 or newer and `make`):",
         "",
         "```sh",
-        "make lab     # creates .venv, installs labkit, opens this workbook in JupyterLab",
-        "make test    # runs every test, the chapters and this workbook included",
+        "make lab              # creates .venv, installs labkit, makes my-workbook/ once, opens its chapter 1",
+        "make update-workbook  # new or changed chapters into my-workbook/, beside yours, never over them",
+        "make test             # runs every test, the chapters and workbook/ included (never my-workbook/)",
         "```",
+        "",
+        "`make update-workbook` adds a chapter you do not have, refreshes one you never changed, and puts",
+        "the new version of one you did change beside it as `NAME.updated.ipynb`. On Binder the link",
+        "opens chapter 1 of `my-workbook/` too.",
         "",
         "## Reading order",
         "",
@@ -168,18 +182,57 @@ def readme(chapters: list[navigation.Chapter]) -> str:
     lines += [
         "",
         "The [glossary](glossary.md) pairs the terms of the original French course with the ones used",
-        "here.",
+        "here, and the [cheat sheet](cheatsheet.md) fits the guard order, the statuses, the exit codes",
+        "and the event kinds on one page.",
     ]
     return "\n".join(lines) + "\n"
+
+
+SCAFFOLD_LINE = "= ...  # your guess"
+LEARNER_COPY = "my-workbook"
+
+
+def holds_saved_work(nb: nbformat.NotebookNode) -> bool:
+    """True if a learner-edition notebook was run or had a guess filled in (the generated one never is)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if cell.get("outputs") or cell.get("execution_count") is not None:
+            return True
+        if "guess" in cell.metadata.get("tags", []) and any(
+            not line.endswith(SCAFFOLD_LINE) for line in cell.source.splitlines() if line.strip()
+        ):
+            return True
+    return False
+
+
+def keep_saved_work(path: Path, root: Path) -> Path:
+    """Copy ``path`` into the learner's copy under the first free ``NAME.saved-from-workbook[-N].ipynb``."""
+    folder = root / LEARNER_COPY
+    folder.mkdir(exist_ok=True)
+    n = 1
+    while True:
+        tag = "saved-from-workbook" if n == 1 else f"saved-from-workbook-{n}"
+        kept = folder / f"{path.stem}.{tag}{path.suffix}"
+        if not kept.exists():
+            kept.write_bytes(path.read_bytes())
+            return kept
+        n += 1
 
 
 def build(root: Path, check: bool) -> list[str]:
     source = root / "notebooks"
     target = root / "workbook"
     target.mkdir(exist_ok=True)
+    if not check:
+        for path in sorted(target.glob("[0-9][0-9]_*.ipynb")):
+            if holds_saved_work(nbformat.read(path, as_version=4)):
+                kept = keep_saved_work(path, root)
+                where = kept.relative_to(root)
+                print(f"{path.relative_to(root)} held saved work: copied to {where} before the rebuild")
     chapters = [navigation.read_chapter(p) for p in navigation.chapter_paths(source)]
     stale: list[str] = []
-    expected = {README, "glossary.md"}
+    expected = {README, "glossary.md", "cheatsheet.md"}
     for index, chapter in enumerate(chapters):
         nb = nbformat.read(chapter.path, as_version=4)
         edition = learner_edition(nb, navigation.nav_source(chapters, index, README))

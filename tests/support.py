@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import shutil
+import subprocess
 from collections.abc import Callable, Coroutine, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from labkit import (
@@ -91,3 +94,30 @@ def tool_results(transcript: Sequence[Any]) -> dict[str, list[str]]:
         if message.role == "tool":
             results.setdefault(message.tool_call_id, []).append(message.text)
     return results
+
+
+def clone_checkout(dest: Path) -> Path:
+    """Copy this checkout's files (tracked and untracked, minus what .gitignore ignores) to ``dest``.
+
+    Without git (an unpacked archive) it copies the tree minus ``.venv``, ``my-workbook``, ``.git``,
+    ``build`` and caches. Tests that run project commands use it, so nothing they do lands in the
+    checkout (a learner's ``my-workbook/`` above all).
+    """
+    root = Path(__file__).resolve().parent.parent
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, check=True,
+        ).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        ignore = shutil.ignore_patterns(
+            ".venv", "my-workbook", ".git", "build", "__pycache__", ".*_cache", ".hypothesis"
+        )
+        shutil.copytree(root, dest, ignore=ignore)
+        return dest
+    for name in filter(None, listed):
+        source = root / name
+        if source.is_file():  # a tracked file deleted in the work tree is left out
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest

@@ -240,6 +240,7 @@ OPTIONAL = [
     "shell",
     "shared_file_store",
     "background_agents",
+    "external_loop_evaluator",
     "compaction",
 ]
 
@@ -249,8 +250,16 @@ def test_harness_describe_lists_every_capability_off_but_telemetry() -> None:
     lines = built.describe()
     assert lines[0].startswith("agent: harness")
     (listing,) = [line for line in lines if line.startswith("harness capabilities: ")]
-    items = dict(item.split("=") for item in listing.removeprefix("harness capabilities: ").split(", "))
-    assert items == {**{name: "off" for name in OPTIONAL}, "telemetry": "on"}
+    items = dict(item.split("=", 1) for item in listing.removeprefix("harness capabilities: ").split(", "))
+    on = "on (control events; OpenTelemetry spans when a tracer provider is set)"  # says what "on" means
+    assert items == {**{name: "off" for name in OPTIONAL}, "telemetry": on}
+
+
+def test_the_harness_lists_every_component_the_seed_leaves_out() -> None:
+    # The seed's composition switches off todo tracking, agent modes, file memory, skill
+    # discovery, web search and permanent tool auto-approval, and configures no shell, no shared
+    # file store, no background agent, no external loop evaluator and no compaction window.
+    assert list(HarnessCapabilities.model_fields) == [*OPTIONAL, "telemetry"]
 
 
 def test_simple_describe_has_no_harness_line() -> None:

@@ -4,12 +4,15 @@
 Python, ``requirements.txt`` the pinned third-party packages (JupyterLab
 unpinned), and ``postBuild`` installs labkit itself. The slow test rebuilds
 that environment the way Binder does, in a fresh virtual environment, and
-runs the chapter notebooks under nbval inside it. Deselect it with
+runs, on a clone of the checkout, the chapter notebooks under nbval inside it and the learner's
+copy that postBuild makes (the one the Binder link opens) under ``--nbval-lax``. Deselect it with
 ``-m "not binder"``; ``make test`` runs it.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -22,6 +25,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from support import clone_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
@@ -89,8 +93,18 @@ def test_runtime_and_post_build_are_as_binder_reads_them():
     lines = [line.strip() for line in post_build.read_text().splitlines()]
     assert "set -euo pipefail" in lines
     assert "pip install --no-deps -e ." in lines
+    assert "python scripts/lab.py prepare" in lines  # the learner's copy and the no-news setting, as `make lab`
     assert not (BINDER / "environment.yml").exists()  # it would override runtime.txt
     assert not (BINDER / "Dockerfile").exists()  # it would override everything
+
+
+def test_the_binder_link_opens_chapter_one_of_the_learners_copy():
+    (urlpath,) = re.findall(r"\?urlpath=(lab/tree/[^)\s]+)", (ROOT / "README.md").read_text())
+    spec = importlib.util.spec_from_file_location("_scripts_lab", ROOT / "scripts" / "lab.py")
+    lab = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = lab
+    spec.loader.exec_module(lab)
+    assert "/" + urlpath == lab.default_url(ROOT)  # the page `make lab` opens
 
 
 def _binder_python() -> str:
@@ -105,35 +119,53 @@ def _binder_python() -> str:
 
 @pytest.mark.binder
 def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
-    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    """Binder's build on a clone of this checkout: both editions run, and the link's chapter is there to open."""
+    clone = clone_checkout(tmp_path / "repo")  # postBuild makes my-workbook/: never in the real checkout
+    notebooks = sorted((clone / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert notebooks, "no chapter notebook to run"
     venv = tmp_path / "binder-venv"
     bin_dir = venv / "bin"
     env = {**os.environ, "VIRTUAL_ENV": str(venv), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     env.pop("PYTHONPATH", None)
+    for name in [k for k in env if k.startswith(("JUPYTER", "PYTEST_"))]:
+        env.pop(name)
 
-    def step(*command: str | os.PathLike[str], timeout: float) -> None:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-        assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    def step(*command: str | os.PathLike[str], timeout: float) -> str:
+        done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True, timeout=timeout)
+        shown = " ".join(map(str, command))
+        assert done.returncode == 0, f"{shown} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+        return done.stdout
 
     try:
-        _build_and_run(step, venv, bin_dir, notebooks)
+        _build_and_run(step, clone, bin_dir, notebooks)
     finally:
         shutil.rmtree(venv, ignore_errors=True)  # about 500 MB: not left for pytest's kept temp dirs
 
 
-def _build_and_run(step, venv: Path, bin_dir: Path, notebooks: list[Path]) -> None:
-    step(_binder_python(), "-m", "venv", venv, timeout=120)
-    step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", BINDER / "requirements.txt", "jupyterlab",
-         timeout=1200)
-    step("bash", BINDER / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
-    # labkit comes from this checkout, through postBuild's editable install
-    step(bin_dir / "python", "-c", f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(ROOT)!r})",
-         timeout=60)
+def _build_and_run(step, clone: Path, bin_dir: Path, notebooks: list[Path]) -> None:
+    step(_binder_python(), "-m", "venv", bin_dir.parent, timeout=120)
+    step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", clone / "binder" / "requirements.txt",
+         "jupyterlab", timeout=1200)
+    step("bash", clone / "binder" / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
+    # labkit comes from the checkout, through postBuild's editable install
+    step(bin_dir / "python", "-c",
+         f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(clone)!r})", timeout=60)
     step(bin_dir / "python", "-m", "pip", "check", timeout=120)
+    # postBuild made the learner's copy the link opens, and told JupyterLab not to ask about news
+    (link_path,) = re.findall(r"urlpath=lab/tree/([^)\s]+)", (clone / "README.md").read_text())
+    assert (clone / link_path).read_bytes() == (clone / "workbook" / Path(link_path).name).read_bytes()
+    settings = step(bin_dir / "python", "-c", "from jupyterlab.commands import get_app_dir; import pathlib; "
+                    "print((pathlib.Path(get_app_dir()) / 'settings/overrides.d/labkit.json').read_text())", timeout=60)
+    assert json.loads(settings)["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     step(
         bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", *map(str, notebooks),
-        "--nbval", "--nbval-current-env", "--nbval-sanitize-with", NOTEBOOKS / "sanitize.cfg",
+        "--nbval", "--nbval-current-env", "--nbval-sanitize-with", clone / "notebooks" / "sanitize.cfg",
         "--nbval-cell-timeout", "120",
+        timeout=1200,
+    )
+    # the learner edition, as the Binder link opens it: every cell runs
+    step(
+        bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", clone / "my-workbook",
+        "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout", "120",
         timeout=1200,
     )

@@ -249,3 +249,107 @@ def test_explorer_renders_and_reruns_in_jupyterlab(jupyterlab, browser):
     # the server autosaved the copy, never the chapter itself
     assert notebook.parent != ROOT / "notebooks"
     assert json.loads(notebook.read_text())["cells"]
+
+
+# --- `make lab`: the address it prints opens chapter 1 of the learner's copy, with no news question ---
+
+LAB_SCRIPT = ROOT / "scripts" / "lab.py"
+CHAPTER_OPEN = """path => {
+  const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!widget && !!widget.context && widget.context.path === path && !!widget.content
+    && widget.content.widgets && widget.content.widgets.length > 1;
+}"""
+
+
+def _make_lab_target() -> list[str]:
+    """The command `make lab` runs, read from the Makefile (so the test follows it if it changes)."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    recipe = lines[lines.index("lab: $(STAMP)") + 1].strip()
+    return recipe.split()
+
+
+@pytest.fixture
+def make_lab(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
+    """`make lab`'s command (scripts/lab.py) on a copy of workbook/ in a temp root; yields (printed URL, root, server).
+
+    Extra flags only pick a free port, skip the browser and expose the app object to the test; the
+    server is otherwise what a learner gets, its settings included.
+    """
+    recipe = _make_lab_target()
+    assert recipe[1:] == ["scripts/lab.py"], f"`make lab` no longer runs scripts/lab.py: {recipe}"
+    root = tmp_path / "clone"
+    shutil.copytree(ROOT / "workbook", root / "workbook")
+    port = _free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        # keep this machine's own Jupyter config, user settings and workspaces out of the check
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
+    command = [
+        sys.executable, str(LAB_SCRIPT), "--root", str(root), "serve",
+        "--no-browser", f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+        "--expose-app-in-browser",
+    ]
+    log_path = tmp_path / "make-lab.log"
+    log = log_path.open("w")
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)  # execs into the server
+    prefix = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        url = None
+        while url is None:
+            if server.poll() is not None:
+                pytest.fail(f"scripts/lab.py exited with {server.returncode}:\n{log_path.read_text()}")
+            found = [w for line in log_path.read_text().splitlines() for w in line.split() if w.startswith(prefix)]
+            url = found[0] if found else None
+            if url is None and time.monotonic() > deadline:
+                pytest.fail(f"no address printed within {SERVER_START_S} s:\n{log_path.read_text()}")
+            time.sleep(0.5)
+        yield url, root, server
+    finally:
+        server.terminate()  # SIGTERM by the server's own PID: it shuts its kernels down and exits
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def test_make_lab_prints_an_address_that_opens_chapter_one_without_a_news_question(make_lab, browser):
+    url, root, _server = make_lab
+    chapter = sorted((root / "workbook").glob("[0-9][0-9]_*.ipynb"))[0].name
+    # the printed address itself names the chapter of the learner's copy (not /lab, the Launcher)
+    assert f"/lab/tree/my-workbook/{chapter}?token=" in url
+    assert (root / "my-workbook" / chapter).read_bytes() == (root / "workbook" / chapter).read_bytes()
+
+    base, token = url.split("/lab/", 1)[0], url.rsplit("token=", 1)[1]
+    request = urllib.request.Request(
+        f"{base}/lab/api/settings/@jupyterlab/apputils-extension:notification",
+        headers={"Authorization": f"token {token}"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        plugin = json.loads(response.read())
+    # the override is the setting's default; JupyterLab asks its news question only while it is "none"
+    assert plugin["schema"]["properties"]["fetchNews"]["default"] == "false"
+    assert "fetchNews" not in plugin["settings"]  # nothing of a user's settings decided it
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    page.goto(url)  # exactly what was printed
+    page.wait_for_function(CHAPTER_OPEN, arg=f"my-workbook/{chapter}", polling=250)
+    page.wait_for_function(NOTEBOOK_READY, polling=250)
+    # the chapter is the open, current document: its tab is the active one and no Launcher is open
+    active = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
+    assert chapter in " ".join(active.all_inner_texts())
+    assert page.locator(".jp-Launcher").count() == 0
+    # the news question is a toast emitted once the app is restored, long before a kernel is idle
+    assert page.locator(".Toastify__toast").count() == 0
+    assert "Jupyter news" not in page.locator("body").inner_text()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "make-lab.png", full_page=False)
+    page.close()

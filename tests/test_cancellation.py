@@ -31,9 +31,11 @@ from labkit import (
     ChatRequest,
     CountingClient,
     ExecutionScope,
+    HarnessAgent,
     Limits,
     RunHalted,
     RunStatus,
+    ScriptedTransport,
     SimpleAgent,
     StopReason,
     run_agent,
@@ -49,17 +51,14 @@ class TestWaitingTransport:
     __test__ = False
     name = "waiting"
 
-    def __init__(self, raise_internal: bool = False) -> None:
+    def __init__(self) -> None:
         self.calls = 0
         self.started = asyncio.Event()
         self.cancelled = False
-        self.raise_internal = raise_internal
 
     async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
         self.calls += 1
         self.started.set()
-        if self.raise_internal:  # the provider's own cancellation; nobody cancelled the run
-            raise asyncio.CancelledError("the provider's client cancelled its own request")
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -322,13 +321,86 @@ def test_cancellation_reaches_the_transport(who: str) -> None:
         assert list(outcome.events) == [ev("ModelCall", "model", 1), ev("DeadlineExceeded", "run", 0)]
 
 
-def test_internal_provider_cancellation_is_not_relabelled_deadline() -> None:
-    transport = TestWaitingTransport(raise_internal=True)
-    agent, scope = _agent_for(transport, Limits(deadline_s=30))
-    with pytest.raises(asyncio.CancelledError):
-        asyncio.run(run_agent(agent, "go", is_complete=lambda: False))
-    assert scope.stop_reason is None
-    assert [e.kind for e in scope.events] == ["ModelCall"]
+# -- a CancelledError nobody asked for: not the caller, not the deadline (SPEC §3.4) -------
+
+
+class TestGivesUpTransport:
+    """A transport whose client library cancels its own request (nobody cancelled the run)."""
+
+    __test__ = False
+    name = "gives-up"
+
+    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        raise asyncio.CancelledError("the provider's client cancelled its own request")
+        yield  # pragma: no cover
+
+
+AGENT_KINDS = {"simple": SimpleAgent, "harness": HarnessAgent}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+@pytest.mark.parametrize("kind", list(AGENT_KINDS))
+def test_a_provider_cancelling_its_own_request_is_provider_unavailable(kind: str, stream: bool) -> None:
+    scope = ExecutionScope(Limits(deadline_s=30), {CAP})
+    client = CountingClient(TestGivesUpTransport(), scope)
+    agent = AGENT_KINDS[kind](client, [], instructions="t", stream=stream)
+    outcome = asyncio.run(run_agent(agent, "go", is_complete=lambda: True))  # returns: the caller was not cancelled
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE  # neither DeadlineExceeded nor the caller's 130
+    assert list(outcome.events) == [ev("ModelCall", "model", 1), ev("ProviderUnavailable", "model", 1)]
+    assert outcome.text is None
+    assert "the provider cancelled its own request" in str(client.last_error)
+    assert "nobody cancelled the run" in str(client.last_error)
+
+
+@pytest.mark.parametrize("body_kind", ["async", "sync"])
+@pytest.mark.parametrize("kind", list(AGENT_KINDS))
+def test_a_body_raising_cancelled_error_itself_is_a_tool_error_and_the_run_goes_on(kind: str, body_kind: str) -> None:
+    entered: list[int] = []
+
+    async def async_body(n: int) -> str:
+        entered.append(n)
+        raise asyncio.CancelledError("the body gave up")
+
+    def sync_body(n: int) -> str:
+        entered.append(n)
+        raise asyncio.CancelledError("the body gave up")
+
+    scope = ExecutionScope(Limits(deadline_s=30), {CAP})
+    tool = scope.tool("t", CAP, async_body if body_kind == "async" else sync_body)
+    transport = ScriptedTransport([Call("t", {"n": 1}, id="c1"), "done"])
+    agent = AGENT_KINDS[kind](CountingClient(transport, scope), [tool], instructions="t")
+    outcome = asyncio.run(run_agent(agent, "go", is_complete=lambda: True))
+    assert outcome.status is RunStatus.COMPLETED and outcome.text == "done"  # the run went on to its end
+    assert entered == [1]
+    [result] = results(outcome)["c1"]
+    assert result.startswith("error: CancelledError raised by the tool itself (")
+    assert result.endswith("); the run was not cancelled")
+    if body_kind == "async":  # a sync body's exception crosses a thread: asyncio keeps only its class
+        assert "(the body gave up)" in result
+    assert list(outcome.events) == [*tool_round("t", 1), ev("ModelCall", "model", 2)]
+
+
+def test_the_run_cancelled_during_a_body_is_still_the_caller() -> None:
+    """The counter-case: a body's CancelledError after the caller cancelled is the caller's."""
+
+    async def scenario() -> None:
+        started = asyncio.Event()
+
+        async def waits(n: int) -> str:
+            started.set()
+            await asyncio.Event().wait()
+            return "never"
+
+        scope = ExecutionScope(Limits(deadline_s=30), {CAP})
+        tool = scope.tool("t", CAP, waits)
+        agent = HarnessAgent(CountingClient(ScriptedTransport([Call("t", {"n": 1})]), scope), [tool], instructions="t")
+        run = asyncio.ensure_future(run_agent(agent, "go", is_complete=lambda: True))
+        await started.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(scenario())
 
 
 # -- the console and Jupyter ---------------------------------------------------------------

@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from labkit import EXIT_CANCELLED, EXIT_USAGE, SCENARIOS, prepare
+import labkit
+from labkit import EXIT_CANCELLED, EXIT_OUTPUT, EXIT_USAGE, SCENARIOS, Limits, prepare
 from labkit.cli import main
 
 from support import SPEC_TABLE
 
 AGENTS = {"harness": [], "simple": ["--simple"]}
+LABKIT = str(Path(sys.executable).with_name("labkit"))  # the installed command (its real entry point)
+HEADER_KEYS = {
+    "scenario",
+    "agent",
+    "agent_name",
+    "max_iterations",
+    "harness_capabilities",
+    "transport",
+    "transport_description",
+    "capabilities_granted",
+    "tools",
+    "limits",
+    "completion",
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +62,7 @@ def test_console_json_matches_the_spec_table(console_runs, scenario: str, agent:
     code, out, err = console_runs[scenario, agent]
     assert err == ""
     report = json.loads(out)
-    assert set(report) == {"scenario", "agent", "status", "text", "events", "exit_code"}
+    assert set(report) == HEADER_KEYS | {"status", "text", "events", "exit_code"}
     kinds = [e["kind"] for e in report["events"]]
     assert (report["status"], kinds.count("ToolCall"), kinds.count("ModelCall")) == SPEC_TABLE[scenario]
     expected_code = 0 if scenario == "complete" else 2
@@ -107,10 +127,18 @@ def test_scenarios_lists_all_eight_one_per_line(capsys) -> None:
         (["run", "complete", "--model-calls", "-1"], ["--model-calls", "0"]),
         (["run", "complete", "--tool-calls", "abc"], ["--tool-calls", "int"]),
         (["run", "complete", "--deadline-s", "nan"], ["--deadline-s", "finite"]),
-        ([], ["run", "scenarios"]),
         (["frob"], ["run", "scenarios"]),
+        (["--bogus"], ["run", "scenarios"]),
     ],
-    ids=["unknown-scenario", "unknown-flag", "negative-limit", "non-integer-limit", "nan-deadline", "no-command", "unknown-command"],
+    ids=[
+        "unknown-scenario",
+        "unknown-flag",
+        "negative-limit",
+        "non-integer-limit",
+        "nan-deadline",
+        "unknown-command",
+        "flag-only",
+    ],
 )
 def test_usage_errors_exit_64_with_one_line(capsys, argv: list[str], must_mention: list[str]) -> None:
     assert main(argv) == EXIT_USAGE
@@ -128,11 +156,139 @@ def test_missing_scenario_lists_the_scenarios(capsys) -> None:
 
 
 def test_usage_error_exit_code_of_the_real_process() -> None:
-    proc = subprocess.run([sys.executable, "-m", "labkit"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "labkit", "run"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == EXIT_USAGE
     assert proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", [[LABKIT], [sys.executable, "-m", "labkit"]], ids=["labkit", "python-m"])
+def test_a_bare_labkit_prints_the_usage_and_exits_64(command: list[str]) -> None:
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == EXIT_USAGE
+    assert proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("usage: labkit ") and "{run,scenarios}" in lines[0]
+    commands = {line.split()[0] for line in lines if line.strip()}
+    assert {"run", "scenarios"} <= commands  # each command listed with its help
+    assert "Traceback" not in proc.stderr
+
+
+def test_version(capsys) -> None:
+    assert main(["--version"]) == 0
+    assert _lines(capsys) == ([f"labkit {labkit.__version__}"], [])
+    proc = subprocess.run([LABKIT, "--version"], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"labkit {labkit.__version__}\n", "")
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["run", "repeat", "extra"], "labkit run: unexpected argument 'extra'"),
+        (["run", "repeat", "a", "b"], "labkit run: unexpected arguments 'a', 'b'"),
+        (["run", "repeat", "--", "extra"], "labkit run: unexpected argument 'extra'"),
+        (["scenarios", "extra"], "labkit scenarios: unexpected argument 'extra'"),
+    ],
+)
+def test_an_extra_word_is_an_unexpected_argument(capsys, argv: list[str], line: str) -> None:
+    assert main(argv) == EXIT_USAGE
+    assert _lines(capsys) == ([], [line])
+
+
+# Every flag of `labkit run`, each with the bad values a user could type: exit 64, one line naming the flag.
+BAD_FLAG_VALUES = [
+    (["--model-calls"], "--model-calls"),  # no value
+    (["--model-calls", "1.5"], "--model-calls"),
+    (["--model-calls", "-1"], "--model-calls"),
+    (["--model-calls", "many"], "--model-calls"),
+    (["--tool-calls="], "--tool-calls"),
+    (["--tool-calls", "-2"], "--tool-calls"),
+    (["--tool-calls", "0x10"], "--tool-calls"),
+    (["--repetitions", "-3"], "--repetitions"),
+    (["--repetitions", "true"], "--repetitions"),
+    (["--deadline-s"], "--deadline-s"),
+    (["--deadline-s", "abc"], "--deadline-s"),
+    (["--deadline-s", "-1"], "--deadline-s"),
+    (["--deadline-s", "inf"], "--deadline-s"),
+    (["--deadline-s", "1e400"], "--deadline-s"),
+    (["--deadline-s", "nan"], "--deadline-s"),
+    (["--simple=yes"], "--simple"),
+    (["--json=1"], "--json"),
+    (["--stream=no"], "--stream"),
+    (["--live=1"], "--live"),
+    (["--dead", "1"], "--dead"),  # no abbreviations: `--dead` is not `--deadline-s`
+    (["--base-url", "http://localhost:1/v1"], "--base-url only applies with --live"),
+    (["--model", "m"], "--model only applies with --live"),
+    (["--api-key-env", "KEY"], "--api-key-env only applies with --live"),
+    (["--profile", "p.toml"], "--profile only applies with --live"),
+    (["--live", "--base-url"], "--base-url"),
+    (["--live", "--base-url", "localhost"], "--base-url"),
+    (["--live", "--model", ""], "--model"),
+    (["--live", "--api-key-env", "not a name"], "--api-key-env"),
+]
+
+
+@pytest.mark.parametrize(("flags", "named"), BAD_FLAG_VALUES, ids=[" ".join(f) or "none" for f, _ in BAD_FLAG_VALUES])
+def test_every_bad_flag_value_exits_64_with_one_line(capsys, flags: list[str], named: str) -> None:
+    assert main(["run", "complete", *flags]) == EXIT_USAGE
+    out, err = _lines(capsys)
+    assert out == []
+    assert len(err) == 1 and err[0].startswith("labkit run: ") and named in err[0]
+
+
+def test_json_carries_what_the_plain_header_shows(capsys) -> None:
+    for flags in AGENTS.values():
+        assert main(["run", "repeat", *flags]) == 2
+        text, _ = _lines(capsys)
+        assert main(["run", "repeat", "--json", *flags]) == 2
+        report = json.loads(_lines(capsys)[0][0])
+        assert set(report) >= HEADER_KEYS
+        header = text[: text.index("")]
+        expected = [f"agent: {report['agent']} ({report['agent_name']}, max_iterations={report['max_iterations']})"]
+        if report["harness_capabilities"] is not None:
+            assert report["agent"] == "harness"
+            items = [f"{name}={'on' if on else 'off'}" for name, on in report["harness_capabilities"].items()]
+            assert header[1].startswith("harness capabilities: ")
+            assert [item.split(" (")[0] for item in header[1].split(": ", 1)[1].split(", ")] == items
+            expected.append(header[1])
+        else:
+            assert report["agent"] == "simple"
+        expected += [
+            f"transport: {report['transport']} (scenario {report['scenario']}: {report['transport_description']})",
+            f"capabilities granted: {', '.join(report['capabilities_granted'])}",
+            f"tools visible to the model: {', '.join(report['tools'])}",
+            f"limits: {Limits(**report['limits'])}",
+            f"completion: {report['completion']}",
+        ]
+        assert header == expected
+
+
+class TestGivesUp:
+    """A transport whose client cancels its own request: nobody cancelled the run."""
+
+    __test__ = False
+    name = "gives-up"
+
+    async def send(self, request):
+        raise asyncio.CancelledError("the client library gave up")
+        yield  # pragma: no cover
+
+
+def test_a_provider_cancelling_itself_is_provider_unavailable_not_the_caller(capsys, monkeypatch) -> None:
+    import labkit.cli
+
+    real_prepare = labkit.cli.prepare
+    monkeypatch.setattr(labkit.cli, "prepare", lambda *a, **k: real_prepare(*a, **{**k, "transport": TestGivesUp()}))
+    assert main(["run", "complete"]) == 2  # not 130: the caller did not cancel
+    out, err = _lines(capsys)
+    assert err == []
+    assert "status: ProviderUnavailable (exit 2)" in out  # not DeadlineExceeded
+    (hint,) = [line for line in out if line.startswith("hint: ")]
+    assert "the provider cancelled its own request" in hint and "nobody cancelled the run" in hint
+    assert main(["run", "complete", "--json"]) == 2
+    report = json.loads(_lines(capsys)[0][0])
+    assert report["status"] == "ProviderUnavailable" and "cancelled its own request" in report["hint"]
 
 
 def test_caller_cancellation_exits_130(capsys, monkeypatch) -> None:
@@ -177,3 +333,166 @@ def test_a_reader_that_leaves_early_is_not_an_error() -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 2
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+# -- whatever happens to stdout, the run's exit code survives -----------------------------
+
+
+def _console(*args: str, **options) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([LABKIT, *args], stderr=subprocess.PIPE, **options)
+
+
+@pytest.mark.parametrize("read", [0, 1], ids=["closed-at-once", "one-byte-read"])
+@pytest.mark.parametrize(("scenario", "code"), [("complete", 0), ("repeat", 2)])
+def test_a_closed_pipe_keeps_the_runs_exit_code(read: int, scenario: str, code: int) -> None:
+    """`labkit run complete | true` (or `| head -c 1`): the header, written first, meets a closed pipe."""
+    proc = _console("run", scenario, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert len(proc.stdout.read(read)) == read  # 0: the reader leaves before the header is written
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == code
+    assert err == ""  # no traceback, no "Exception ignored", nothing
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize(("scenario", "status", "code"), [("complete", "Completed", 0), ("repeat", "RepeatedCall", 2)])
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_a_failing_stdout_gives_one_line_and_exit_74_naming_the_runs_code(
+    flags: list[str], scenario: str, status: str, code: int
+) -> None:
+    with open("/dev/full", "wb") as full:  # every write fails with ENOSPC
+        proc = _console("run", scenario, *flags, stdout=full)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_OUTPUT == 74
+    lines = err.decode().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("labkit: could not write the output (")
+    assert f"the run ended with status {status} (exit {code})" in lines[0]
+
+
+def test_no_stdout_at_all_keeps_the_runs_exit_code() -> None:
+    proc = _console("run", "repeat", stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (2, b"")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_an_ascii_only_stdout_gets_escapes_not_a_traceback(flags: list[str]) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    proc = subprocess.run(
+        [LABKIT, "run", "complete", "--live", "--model", "modèle-ü", "--base-url", url, *flags],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+    )
+    assert proc.returncode == 2  # ProviderUnavailable: the run's own code
+    assert proc.stderr == b""
+    out = proc.stdout.decode("ascii")  # nothing but ASCII reached the stream
+    if flags:
+        assert json.loads(out)["status"] == "ProviderUnavailable"
+    else:
+        assert "model mod\\xe8le-\\xfc at " in out and "status: ProviderUnavailable (exit 2)" in out
+
+
+# -- Ctrl+C during start-up: 130, one line, no traceback -----------------------------------
+
+_HOLD_IMPORT = """
+import importlib.metadata, sys, time
+
+held = sys.argv[1]
+
+class HoldImport:  # blocks the import of one module until Ctrl+C, as a slow disk would
+    def find_spec(self, name, path=None, target=None):
+        if name == held:
+            print("holding", flush=True)
+            time.sleep(60)
+        return None
+
+sys.meta_path.insert(0, HoldImport())
+command = sys.argv[2:]
+if command[0] == "-m":  # python -m labkit: the package is imported first, then its __main__
+    sys.argv = ["labkit", *command[2:]]
+    import runpy
+    runpy.run_module(command[1], run_name="__main__", alter_sys=True)
+else:  # the `labkit` command: its real entry point, as the installed script calls it
+    sys.argv = ["labkit", *command]
+    (entry,) = importlib.metadata.entry_points(group="console_scripts", name="labkit")
+    sys.exit(entry.load()())
+"""
+
+
+@pytest.mark.parametrize(
+    ("held", "command"),
+    [
+        ("pydantic", ["run", "complete"]),  # deep inside `import labkit`
+        ("labkit.cli", ["run", "complete"]),
+        ("labkit.live", ["run", "complete", "--live"]),  # after the imports, while building the run
+        ("labkit.cli", ["-m", "labkit", "run", "complete"]),
+    ],
+    ids=["importing-labkit", "importing-the-console", "preparing-the-run", "python-m-labkit"],
+)
+def test_ctrl_c_during_start_up_exits_130_quietly(held: str, command: list[str]) -> None:
+    import _labkit_console  # the entry point keeps its own copy of the code: it cannot import labkit first
+
+    assert _labkit_console.EXIT_CANCELLED == EXIT_CANCELLED
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_IMPORT, held, *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "holding\n"  # start-up is held at that import: deterministic
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT_CANCELLED
+    assert err == "cancelled by the caller\n"
+    assert out == ""
+
+
+_HOLD_LOOP = """
+import asyncio, os, sys, time
+
+marker = sys.argv[1]
+
+class HoldingPolicy(asyncio.DefaultEventLoopPolicy):  # the loop is built only once the test says so
+    def new_event_loop(self):
+        print("holding", flush=True)
+        for _ in range(3000):  # the test sends SIGINT, then creates the marker
+            if os.path.exists(marker):
+                break
+            time.sleep(0.01)
+        return super().new_event_loop()
+
+asyncio.set_event_loop_policy(HoldingPolicy())
+from labkit.cli import main
+sys.exit(main(["run", "complete"]))
+"""
+
+
+def test_ctrl_c_while_the_event_loop_is_built_exits_130_quietly(tmp_path: Path) -> None:
+    marker = tmp_path / "go"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOOP, str(marker)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "holding\n"
+        proc.send_signal(signal.SIGINT)
+        marker.touch()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT_CANCELLED
+    assert err == "cancelled by the caller\n"
+    assert out == ""  # the run never started: no header

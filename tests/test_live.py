@@ -234,7 +234,8 @@ def test_retried_statuses_are_provider_unavailable_after_the_retries(status, ope
     assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
     assert attempts == 2  # the first attempt and one client retry; still one ModelCall
     assert outcome.count("ModelCall") == 1
-    assert f"HTTP {status}" in str(transport.last_error) and server.base_url in str(transport.last_error)
+    assert f"HTTP {status} after 1 retry" in str(transport.last_error)  # "1 retry", not "1 retries"
+    assert server.base_url in str(transport.last_error)
     assert type(transport.last_error.__cause__).__name__ == openai_class
 
 
@@ -362,7 +363,6 @@ def test_console_live_closed_port_exits_2_with_the_url(capsys):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--live", "--base-url", "localhost"],
         ["--live", "--api-key-env", "LABKIT_TEST_UNSET_KEY"],
         ["--live", "--profile", "/nonexistent/labkit-profile.toml"],
     ],
@@ -373,6 +373,28 @@ def test_console_configuration_errors_exit_78_with_one_line(capsys, monkeypatch,
     out, err = capsys.readouterr()
     assert code == EXIT_CONFIG == 78
     assert out == "" and err.count("\n") == 1 and err.startswith("labkit run: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["--live", "--base-url", "localhost"], "base_url (from --base-url)"),
+        (["--live", "--base-url", ""], "base_url (from --base-url)"),
+        (["--live", "--model", ""], "model (from --model)"),
+        (["--live", "--api-key-env", "A B"], "api_key_env (from --api-key-env)"),
+    ],
+)
+def test_console_malformed_profile_flags_are_usage_errors_exit_64(capsys, argv, names):
+    code = main(["run", "complete", *argv])
+    out, err = capsys.readouterr()
+    assert code == EXIT_USAGE  # a flag's bad value; the same value from a file or a variable is 78
+    assert out == "" and err.count("\n") == 1 and err.startswith("labkit run: live profile: ") and names in err
+
+
+def test_console_bad_url_from_the_environment_stays_a_configuration_error(capsys, monkeypatch):
+    monkeypatch.setenv("LABKIT_BASE_URL", "localhost")
+    assert main(["run", "complete", "--live"]) == EXIT_CONFIG
+    assert "$LABKIT_BASE_URL" in capsys.readouterr().err
 
 
 def test_console_model_not_found_exits_78(capsys):
@@ -395,7 +417,7 @@ def test_console_profile_flags_need_live(capsys):
 
 
 def test_console_exit_codes_are_distinct():
-    assert len({0, 2, labkit.EXIT_CANCELLED, EXIT_USAGE, EXIT_CONFIG, EXIT_PROTOCOL}) == 6
+    assert len({0, 2, labkit.EXIT_CANCELLED, EXIT_USAGE, labkit.EXIT_OUTPUT, EXIT_CONFIG, EXIT_PROTOCOL}) == 7
 
 
 def test_import_and_console_stay_free_of_openai_and_opentelemetry():

@@ -1,5 +1,7 @@
 """labkit.check / labkit.compare: predictions against runs, including "no guess yet"."""
 
+import re
+
 import pytest
 
 import labkit
@@ -56,3 +58,179 @@ def test_compare_one_value():
     assert "not this time" in str(labkit.compare("admitted", 3, 4))
     blank = labkit.compare("admitted", ..., 4)
     assert not blank.right and "no guess yet" in str(blank) and "4" not in str(blank)
+
+
+# -- events in a prediction, and feedback aimed at the misconception ------------------------------
+
+REPEAT_EVENTS = [
+    ("ModelCall", "model", 1),
+    ("Middleware", "read_ticket", 1),
+    ("ToolCall", "read_ticket", 1),
+    ("ModelCall", "model", 2),
+    ("Middleware", "read_ticket", 2),
+    ("RepeatedCall", "read_ticket", 1),
+]
+
+
+def test_a_right_prediction_with_events():
+    c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=REPEAT_EVENTS)
+    assert c.right and c.feedback == ()
+    event_lines = str(c).splitlines()[3:]  # status, ToolCall count, the events header, then one line per event
+    assert len(event_lines) == len(REPEAT_EVENTS)
+    assert all(line.rstrip().endswith("right") for line in event_lines)
+    assert "think:" not in str(c)
+
+
+def test_a_forgotten_event_is_shown_where_it_belongs():
+    guess = [e for e in REPEAT_EVENTS if e[0] != "Middleware"]
+    c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=guess)
+    assert not c.right
+    lines = str(c).splitlines()
+    missing = [line for line in lines if line.rstrip().endswith("you left it out")]
+    assert len(missing) == 2 and all("Middleware read_ticket" in line for line in missing)
+    assert sum(line.rstrip().endswith("right") for line in lines) == 2 + 4  # status, count and four events
+    assert any("passes the middleware first" in line for line in c.feedback)
+
+
+def test_a_wrong_event_is_marked_and_an_extra_one_is_not_recorded():
+    guess = [*REPEAT_EVENTS[:5], ("ToolCall", "read_ticket", 2), ("RepeatedCall", "read_ticket", 1)]
+    text = str(labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=guess))
+    assert "ToolCall read_ticket 2" in text and "not recorded" in text
+
+
+def test_wrong_status_feedback_names_the_rule_to_think_about():
+    c = labkit.check(REPEAT, status="ToolBudget", tool_calls=1)
+    assert c.feedback == (
+        "think: you said ToolBudget, but only 1 of 4 attempts was admitted — which rule looks at identical calls?",
+    )
+    assert str(c).endswith(c.feedback[0])
+
+
+def test_guard_order_feedback_when_two_rules_would_refuse():
+    outcome = labkit.mystery("D").run()
+    (think,) = labkit.check(outcome, status="RepeatedCall", tool_calls=4).feedback
+    assert "4 of 4 attempts were already admitted" in think and "asked first" in think
+
+
+@pytest.mark.parametrize(
+    ("outcome", "said", "words"),
+    [
+        (labkit.mystery("A").run(), "Completed", "proves nothing"),
+        (labkit.mystery("C").run(), "ToolBudget", "refuses only the next attempt"),
+        (labkit.mystery("F").run(), "ToolBudget", "which counter runs out first"),
+        (labkit.mystery("G").run(), "Completed", "capability is not granted"),
+        (labkit.mystery("J").run(), "Completed", "nothing retries it"),
+        (labkit.mystery("H").run(), "Completed", "a failed body counts too"),
+        (REPEAT, "Completed", "already admitted 1 of 1 time"),
+    ],
+)
+def test_each_status_has_its_own_feedback(outcome, said, words):
+    (think,) = labkit.check(outcome, status=said, tool_calls=outcome.count("ToolCall")).feedback
+    assert think.startswith(f"think: you said {said}, but") and words in think
+
+
+def test_counting_the_refused_attempt_gets_its_own_feedback():
+    (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=2).feedback
+    assert "the refused attempt records none" in think
+    (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=0).feedback
+    assert "you counted 0 ToolCall events, there were 1" in think
+
+
+def test_no_event_guess_yet_keeps_the_answer_hidden():
+    c = labkit.check(REPEAT, status=..., tool_calls=..., events=...)
+    assert not c.guessed and not c.right and c.feedback == ()
+    text = str(c)
+    assert text.count("no guess yet") == 3
+    assert "RepeatedCall" not in text and "Middleware" not in text
+
+
+def test_events_given_as_control_events_or_left_out():
+    assert labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=list(REPEAT.events)).right
+    without = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1)
+    assert without.right and without.predicted_events is None and "events" not in str(without)
+
+
+@pytest.mark.parametrize(
+    ("events", "words"),
+    [
+        ("ModelCall model 1", "list of (kind, name, count)"),
+        ([("ModelCall", "model")], "event 1 must be a (kind, name, count)"),
+        ([("ModelCal", "model", 1)], "is not an event kind; choose one of: ModelCall"),
+        ([("ModelCall", "model", "1")], "whole number"),
+        ([("ModelCall", 7, 1)], "the name must be"),
+    ],
+)
+def test_bad_event_guesses_are_clear_errors(events, words):
+    with pytest.raises(labkit.InputError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=events)
+
+
+def test_checking_something_that_is_not_a_run_is_a_clear_error():
+    with pytest.raises(labkit.InputError, match="RunOutcome"):
+        labkit.check("repeat", status="RepeatedCall", tool_calls=1)
+
+
+# -- mystery scripts ------------------------------------------------------------------------------
+
+# What each mystery does: (status, ToolCall events, ModelCall events), worked out from SPEC §3 by hand.
+MYSTERY_TABLE = {
+    "A": ("Incomplete", 1, 2),
+    "B": ("RepeatedCall", 2, 3),
+    "C": ("Completed", 2, 3),
+    "D": ("ToolBudget", 4, 5),
+    "E": ("Completed", 2, 2),
+    "F": ("ModelBudget", 2, 2),
+    "G": ("PermissionDenied", 1, 2),
+    "H": ("ToolBudget", 2, 3),
+    "I": ("RepeatedCall", 1, 1),
+    "J": ("ProviderUnavailable", 0, 1),
+}
+
+
+def test_the_mystery_keys():
+    assert labkit.mysteries() == tuple(MYSTERY_TABLE)
+    assert labkit.mystery("d") is labkit.mystery("D")
+    with pytest.raises(labkit.UnknownScenarioError, match="choose one of: A, B"):
+        labkit.mystery("Z")
+
+
+@pytest.mark.parametrize("key", list(MYSTERY_TABLE))
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+def test_each_mystery_ends_as_worked_out(key, agent):
+    outcome = labkit.mystery(key).run(agent=agent)
+    assert (outcome.status.value, outcome.count("ToolCall"), outcome.count("ModelCall")) == MYSTERY_TABLE[key]
+
+
+@pytest.mark.parametrize("key", list(MYSTERY_TABLE))
+def test_a_mystery_shows_its_steps_and_hides_its_name(key):
+    m = labkit.mystery(key)
+    text = str(m)
+    assert text.startswith(f"Mystery {key}\n") and f"Limits: {m.limits}" in text
+    assert all(line in text for line in m.steps)
+    for name in labkit.SCENARIOS:
+        assert not re.search(rf"\b{name}\b", text, re.IGNORECASE), name
+    status, _, _ = MYSTERY_TABLE[key]
+    assert status not in text
+
+
+def test_a_mystery_step_list_reads_as_the_script():
+    assert labkit.mystery("I").steps == (
+        "call 1: asks for 2 calls in one reply: read_ticket(input=42), then read_ticket(input=42)",
+        "call 2: asks for finish_review(input=42)",
+        'call 3: answers "Review finished." (no tool call)',
+    )
+    assert labkit.mystery("G").capabilities == frozenset({"ticket.read"})
+    assert "Granted: ticket.read\n" in str(labkit.mystery("G"))
+    assert labkit.mystery("J").steps[0] == "call 1: fails to connect (ConnectionError)"
+
+
+def test_a_mystery_displays_as_its_step_list_in_ipython():
+    printed = []
+
+    class Printer:
+        def text(self, value):
+            printed.append(value)
+
+    m = labkit.mystery("B")
+    m._repr_pretty_(Printer(), False)
+    assert printed == [str(m)] and repr(m) == "Mystery('B')"

@@ -98,9 +98,13 @@ async def test_a_list_script_that_runs_out_names_the_counts() -> None:
     await _reply(transport)
     with pytest.raises(ScriptExhausted) as info:
         await _reply(transport)
-    assert "1 step" in str(info.value)
-    assert "call 2" in str(info.value)
+    assert str(info.value).startswith("the script has 1 step but model call 2 was made;")  # "1 step", not "1 steps"
     assert transport.calls == 2
+    two = ScriptedTransport(["one", "two"])
+    for _ in range(2):
+        await _reply(two)
+    with pytest.raises(ScriptExhausted, match="^the script has 2 steps but model call 3 was made;"):
+        await _reply(two)
 
 
 @asynctest

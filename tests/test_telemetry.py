@@ -200,3 +200,75 @@ def test_spans_frame_is_one_row_per_span_without_random_ids():
     assert frame.loc[1, "model calls"] == outcome.count("ModelCall")
     _, timed = run_traced("incomplete", timings=True)
     assert {"start ms", "duration ms"} <= set(timed.columns) and (timed["duration ms"] >= 0).all()
+
+
+_GLOBAL_PROVIDER_RUN = """
+import json
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+import labkit
+from labkit.cli import main
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+def names():
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time)
+    exporter.clear()
+    return [s.name for s in spans]
+
+seen = {}
+labkit.run("complete")
+seen["before a provider is set"] = names()
+trace.set_tracer_provider(provider)  # as `opentelemetry-instrument` or an application's set-up does
+seen["setup type"] = type(labkit.prepare("complete")).__name__
+for agent in ("harness", "simple"):
+    labkit.run("complete", agent=agent)
+    seen[agent] = names()
+main(["run", "complete", "--json"])
+seen["console"] = names()
+from labkit.spans import run_traced  # an explicit tracer replaces the global one: no span twice
+outcome, frame = run_traced("complete")
+seen["run_traced rows"] = len(frame)
+seen["global during run_traced"] = names()
+print(json.dumps(seen))
+"""
+
+
+def test_telemetry_on_means_the_harness_run_makes_spans_once_a_tracer_provider_is_set() -> None:
+    """The harness header's ``telemetry=on``: spans for every harness run while a global provider is set."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _GLOBAL_PROVIDER_RUN], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    harness = [
+        "invoke_agent BoundedReviewer",
+        "chat scripted",
+        "execute_tool read_ticket",
+        "chat scripted",
+        "execute_tool finish_review",
+        "chat scripted",
+    ]
+    assert seen == {
+        "before a provider is set": [],
+        "setup type": "TracedSetup",
+        "harness": harness,
+        "simple": [],  # the simple agent composes nothing: a plain loop
+        "console": harness,
+        "run_traced rows": len(harness),
+        "global during run_traced": [],
+    }
+
+
+def test_without_a_tracer_provider_prepare_adds_nothing() -> None:
+    from opentelemetry import trace
+
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)  # this process never set one
+    assert type(labkit.prepare("complete")) is labkit.Setup

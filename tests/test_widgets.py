@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import subprocess
 import sys
 
 import pytest
+
+import labkit
 
 from labkit import SCENARIOS, Limits, RunStatus, UnknownScenarioError, UserError
 from labkit.widgets import Explorer, Prediction, explorer, predict
@@ -199,13 +202,13 @@ def test_each_wrong_guess_is_marked_wrong():
     widget.tool_calls_choice = SPEC_TABLE["repeat"][1]
     result = widget.run()
     assert not result.right
-    status_line, count_line = widget.result_html.split("<br>")
+    status_line, count_line, *_feedback = widget.result_html.split("<br>")
     assert "you said Completed, it was RepeatedCall" in status_line and "wrong" in status_line
     assert "right" in count_line
     widget.status_choice = "RepeatedCall"
     widget.tool_calls_choice = 3
     widget.run_button.click()
-    status_line, count_line = widget.result_html.split("<br>")
+    status_line, count_line, *_feedback = widget.result_html.split("<br>")
     assert "right" in status_line and "wrong" in count_line and "you said 3, it was 1" in count_line
 
 
@@ -232,3 +235,32 @@ def test_import_labkit_does_not_load_the_widgets():
     code = "import sys, labkit; print(sorted(m for m in ('ipywidgets', 'pandas', 'matplotlib') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_prediction_of_a_mystery_shows_its_steps_not_a_name():
+    m = labkit.mystery("D")
+    widget = predict(m, agent="simple")
+    heading = widget.children[0].value
+    assert "Mystery D" in heading and "read_ticket(input=7)" in heading and "repetitions=2" in heading
+    assert not any(re.search(rf"\b{name}\b", heading) for name in labkit.SCENARIOS)  # deadline_s is a limit
+    widget.status_choice = "ToolBudget"
+    widget.tool_calls_choice = 4
+    assert widget.run().right
+    assert widget.outcome.events == m.run(agent="simple").events
+    assert "think:" not in widget.result_html
+
+
+def test_a_wrong_guess_on_a_mystery_gets_its_feedback():
+    widget = predict(labkit.mystery("D"))
+    widget.status_choice = "RepeatedCall"
+    widget.tool_calls_choice = 4
+    result = widget.run()
+    assert not result.right
+    status_line, count_line, think = widget.result_html.split("<br>")
+    assert "wrong" in status_line and "right" in count_line
+    assert think.startswith("<i>think: you said RepeatedCall") and "asked first" in think
+
+
+def test_a_mystery_keeps_its_own_limits():
+    with pytest.raises(UserError, match="own limits"):
+        predict(labkit.mystery("A"), limits=Limits())

@@ -22,8 +22,9 @@ SCRIPTS = ROOT / "scripts"
 def load(name: str):
     sys.path.insert(0, str(SCRIPTS))
     try:
-        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"_scripts_{name}", SCRIPTS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[f"_scripts_{name}"] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
         return module
     finally:
@@ -39,7 +40,13 @@ def run(script: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("script", ["build_navigation.py", "build_workbook.py"])
 def test_generated_files_are_current(script):
     result = run(script, "--check")
-    assert result.returncode == 0, f"run `python scripts/{script}` and commit:\n{result.stdout}"
+    # what a learner may read when this fails: name no command that could erase their work
+    assert result.returncode == 0, (
+        f"generated files differ from what scripts/{script} makes from notebooks/:\n{result.stdout}"
+        "Learners: work in my-workbook/ (`make lab` makes it), never in workbook/ or notebooks/.\n"
+        "Authors, after editing a chapter in notebooks/: `make notebooks` (it first copies any workbook/ chapter "
+        "holding saved work into my-workbook/, so nothing is lost), then commit."
+    )
 
 
 @pytest.fixture
@@ -202,11 +209,41 @@ def test_every_chapter_has_the_required_shape():
         assert cells[-1].get("id") == "navigation"
 
 
-def test_make_lab_opens_the_learner_edition_and_its_readme_names_both_editions():
-    makefile = (ROOT / "Makefile").read_text()
-    (line,) = [line for line in makefile.splitlines() if line.startswith("CHAPTER1 :=")]
-    chapter = line.split(":=", 1)[1].strip()
-    assert chapter.startswith("workbook/") and (ROOT / chapter).is_file()
-    assert chapter == f"workbook/{chapters('workbook')[0].name}"
+def test_make_lab_opens_chapter_one_of_the_learners_copy_and_the_readme_names_both_editions():
+    lab = load("lab")
+    assert lab.default_url(ROOT) == f"/lab/tree/my-workbook/{chapters('workbook')[0].name}"
+    makefile = (ROOT / "Makefile").read_text().splitlines()
+    assert makefile[makefile.index("lab: $(STAMP)") + 1].strip() == "$(BIN)/python scripts/lab.py"
+    assert "my-workbook/" in (ROOT / ".gitignore").read_text().splitlines()
     readme = (ROOT / "workbook" / "README.md").read_text()
-    assert "`workbook/`" in readme and "`notebooks/`" in readme
+    assert "`workbook/`" in readme and "`notebooks/`" in readme and "`my-workbook/`" in readme
+
+
+def save_a_guess(path: Path) -> bytes:
+    """Fill the first guess of a learner-edition chapter and store an output, as JupyterLab would save it."""
+    nb = nbformat.read(path, as_version=4)
+    guess = next(c for c in nb.cells if "guess" in c.metadata.get("tags", []))
+    name = guess.source.split("=", 1)[0].strip()
+    guess.source = f'{name} = "RepeatedCall"  # my own guess'
+    guess.execution_count = 1
+    guess.outputs = [nbformat.v4.new_output("stream", name="stdout", text="my note\n")]
+    nbformat.write(nb, path)
+    return path.read_bytes()
+
+
+def test_a_rebuild_copies_a_workbook_chapter_holding_saved_work_into_the_learners_copy_first(copy_root):
+    book = load("build_workbook")
+    chapter = copy_root / "workbook" / "03_a_full_cycle.ipynb"
+    assert not book.holds_saved_work(nbformat.read(chapter, as_version=4))
+    saved = save_a_guess(chapter)
+    assert book.holds_saved_work(nbformat.read(chapter, as_version=4))
+    (copy_root / "my-workbook").mkdir()
+    (copy_root / "my-workbook" / "03_a_full_cycle.saved-from-workbook.ipynb").write_text("an older rescue")
+
+    result = run("build_workbook.py", "--root", str(copy_root))
+    assert result.returncode == 0, result.stdout + result.stderr
+    kept = copy_root / "my-workbook" / "03_a_full_cycle.saved-from-workbook-2.ipynb"
+    assert kept.read_bytes() == saved and str(kept.relative_to(copy_root)) in result.stdout
+    assert (copy_root / "my-workbook" / "03_a_full_cycle.saved-from-workbook.ipynb").read_text() == "an older rescue"
+    assert not book.holds_saved_work(nbformat.read(chapter, as_version=4))  # workbook/ is the generated edition again
+    assert run("build_workbook.py", "--check", "--root", str(copy_root)).returncode == 0

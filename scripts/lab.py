@@ -1,0 +1,254 @@
+"""The learner's own copy of the workbook, and JupyterLab opened on its chapter 1.
+
+Usage:
+    python scripts/lab.py                 # make my-workbook/ on first use, start JupyterLab on chapter 1
+    python scripts/lab.py serve ARGS...   # the same, ARGS passed to jupyter lab (--flag=value, e.g. --port=8899)
+    python scripts/lab.py update          # bring new or changed chapters from workbook/ into my-workbook/
+    python scripts/lab.py prepare         # make my-workbook/ and the JupyterLab settings, start nothing (Binder)
+
+``workbook/`` is the learner edition as the project ships it: generated from
+``notebooks/``, tracked, and checked by ``make test``. A learner never works
+in it. ``my-workbook/`` is the learner's copy: untracked (``.gitignore``),
+made from ``workbook/`` the first time it is missing, never read by the
+tests, and never overwritten:
+
+* ``update`` writes a file only where nothing is, or over a file that is
+  still byte-for-byte what this script wrote there (so nothing of the
+  learner's is in it). A chapter the learner has changed stays as it is;
+  the new version goes beside it as ``NAME.updated.ipynb`` (then
+  ``NAME.updated-2.ipynb``, ... if that one was changed too).
+* What was delivered is recorded in ``my-workbook/.labkit-copy.json``: the
+  hash of each ``workbook/`` file last delivered (so an unchanged chapter is
+  never delivered twice) and the hash of each file written.
+
+JupyterLab starts from the repository root (the learner can read ``labkit/``),
+its default URL is chapter 1 of the copy, so the address it prints opens that
+chapter, and the Jupyter news question and update check are turned off
+(``--LabApp.news_url=None`` plus a settings override, see :func:`write_settings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKBOOK = "workbook"
+COPY = "my-workbook"
+MANIFEST = ".labkit-copy.json"
+UPDATE_COMMAND = "make update-workbook"
+
+SETTINGS_OVERRIDES = {
+    # "Would you like to get notified about official Jupyter news?" is asked while fetchNews is "none"
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+"""JupyterLab setting defaults written by :func:`write_settings` (plugin id -> settings)."""
+
+SERVER_FLAGS = [
+    "--LabApp.news_url=None",  # no request to the Jupyter news feed
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+]
+
+
+def chapter_one(root: Path = ROOT) -> str:
+    """The file name of the first chapter of the learner edition (``workbook/NN_*.ipynb``, lowest NN)."""
+    chapters = sorted((root / WORKBOOK).glob("[0-9][0-9]_*.ipynb"))
+    if not chapters:
+        raise SystemExit(f"no chapter in {root / WORKBOOK}: run `make notebooks` first")
+    return chapters[0].name
+
+
+def default_url(root: Path = ROOT) -> str:
+    """The JupyterLab path of chapter 1 of the learner's copy, e.g. ``/lab/tree/my-workbook/01_....ipynb``."""
+    return f"/lab/tree/{COPY}/{chapter_one(root)}"
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sources(root: Path) -> list[Path]:
+    """The files of the learner edition that belong in the copy: chapters, README.md, glossary.md."""
+    folder = root / WORKBOOK
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in {".ipynb", ".md"})
+
+
+def _beside(name: str, n: int) -> str:
+    stem, dot, suffix = name.rpartition(".")
+    tag = "updated" if n == 1 else f"updated-{n}"
+    return f"{stem}.{tag}.{suffix}" if dot else f"{name}.{tag}"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One file of ``workbook/`` brought into the copy: ``source`` name, ``target`` name written, ``how``."""
+
+    source: str
+    target: str
+    how: str  # "new" (nothing was there), "refreshed" (over an untouched copy), "beside" (next to the learner's)
+
+
+def _load(copy: Path) -> dict:
+    path = copy / MANIFEST
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data.get("delivered"), dict) and isinstance(data.get("written"), dict):
+                return data
+        except (ValueError, AttributeError):
+            pass
+    return {"delivered": {}, "written": {}}  # no record: every file in the copy counts as the learner's
+
+
+def pending(root: Path = ROOT) -> list[str]:
+    """Names of the ``workbook/`` files that changed (or appeared) since they were last delivered to the copy."""
+    copy = root / COPY
+    delivered = _load(copy)["delivered"]
+    return [p.name for p in _sources(root) if delivered.get(p.name) != _hash(p.read_bytes())]
+
+
+def update(root: Path = ROOT) -> list[Delivery]:
+    """Bring every new or changed ``workbook/`` file into ``my-workbook/`` without overwriting the learner's work.
+
+    Creates ``my-workbook/`` if it is missing. A file is written only where no
+    file is, or over a file whose bytes are exactly what this function wrote
+    there last; otherwise the next free ``NAME.updated[-N].ext`` is used.
+    Files the learner added or that left ``workbook/`` are never touched.
+
+    Returns:
+        What was written, in name order (empty when the copy is current).
+    """
+    copy = root / COPY
+    copy.mkdir(exist_ok=True)
+    record = _load(copy)
+    done: list[Delivery] = []
+    for source in _sources(root):
+        data = source.read_bytes()
+        digest = _hash(data)
+        if record["delivered"].get(source.name) == digest:
+            continue
+        n = 0
+        while True:
+            target = source.name if n == 0 else _beside(source.name, n)
+            path = copy / target
+            if not path.exists():
+                how = "new" if n == 0 else "beside"
+                break
+            current = _hash(path.read_bytes())
+            if current == digest:  # this version is already there
+                how = ""
+                break
+            if record["written"].get(target) == current:  # ours, untouched since: nothing of the learner's in it
+                how = "refreshed" if n == 0 else "beside"
+                break
+            n += 1
+        if how:
+            path.write_bytes(data)
+            done.append(Delivery(source.name, target, how))
+        record["written"][target] = digest
+        record["delivered"][source.name] = digest
+    (copy / MANIFEST).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return done
+
+
+def report(done: list[Delivery]) -> str:
+    if not done:
+        return f"{COPY}/ already has the current version of every chapter."
+    lines = []
+    for d in done:
+        if d.how == "beside":
+            lines.append(f"  {COPY}/{d.target}: the new version of {d.source}, beside your copy (yours is unchanged)")
+        elif d.how == "refreshed":
+            lines.append(f"  {COPY}/{d.target}: updated (you had not changed it)")
+        else:
+            lines.append(f"  {COPY}/{d.target}: added")
+    return "\n".join(lines)
+
+
+def write_settings(app_settings_dir: Path | None = None) -> Path:
+    """Write :data:`SETTINGS_OVERRIDES` as ``overrides.d/labkit.json`` in JupyterLab's application settings dir.
+
+    JupyterLab (jupyterlab_server) reads ``<app settings dir>/overrides.d/*.json``
+    as setting defaults; the dir is ``<app dir>/settings`` of the Python
+    environment that runs JupyterLab (``.venv`` for ``make lab``, the
+    image's environment on Binder). ``overrides.json`` beside it stays the
+    user's. Returns the file written.
+    """
+    if app_settings_dir is None:
+        from jupyterlab.commands import get_app_dir  # only where JupyterLab is installed
+
+        app_settings_dir = Path(get_app_dir()) / "settings"
+    path = app_settings_dir / "overrides.d" / "labkit.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(SETTINGS_OVERRIDES, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def prepare(root: Path = ROOT) -> list[Delivery]:
+    """Make the copy if it is missing (never touching an existing one) and write the JupyterLab settings."""
+    done = update(root) if not (root / COPY).exists() else []
+    write_settings()
+    return done
+
+
+def server_command(root: Path = ROOT, extra: list[str] | None = None) -> list[str]:
+    """The ``jupyter lab`` command line: root dir, chapter 1 as default URL, no news; ``extra`` appended."""
+    command = [
+        sys.executable, "-m", "jupyterlab",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.default_url={default_url(root)}",
+        *SERVER_FLAGS,
+    ]
+    if hasattr(os, "getuid") and os.getuid() == 0:  # containers and CI machines run as root; a learner does not
+        command.append("--allow-root")
+    return command + list(extra or [])
+
+
+def serve(root: Path = ROOT, extra: list[str] | None = None) -> None:
+    """Make the copy on first use (or say which files have updates), then become the JupyterLab server."""
+    if not (root / COPY).exists():
+        done = prepare(root)
+        print(f"Made your copy of the workbook in {COPY}/ (work there; it is yours and never overwritten):")
+        print(report(done))
+    elif not (root / COPY / chapter_one(root)).exists():  # the page to open is missing: adding it risks nothing
+        write_settings()
+        print(f"Brought {COPY}/ up to date (nothing you changed was overwritten):")
+        print(report(update(root)))
+    else:
+        write_settings()
+        waiting = pending(root)
+        if waiting:
+            print(f"workbook/ has new or changed files since your copy was made: {', '.join(waiting)}.")
+            print(f"`{UPDATE_COMMAND}` brings them into {COPY}/ and never overwrites a file you changed.")
+    print(f"JupyterLab opens {COPY}/{chapter_one(root)}: use the address it prints below.", flush=True)
+    command = server_command(root, extra)
+    os.chdir(root)
+    os.execv(command[0], command)  # the server takes this process over: Ctrl+C and its PID are the server's
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("action", nargs="?", default="serve", choices=["serve", "update", "prepare"])
+    args, extra = parser.parse_known_args(argv)
+    root = args.root.resolve()
+    if args.action == "update":
+        print(report(update(root)))
+        return 0
+    if extra:
+        if args.action != "serve":
+            parser.error(f"unrecognised arguments: {' '.join(extra)}")
+    if args.action == "prepare":
+        print(report(prepare(root)))
+        return 0
+    serve(root, extra)
+    return 0  # not reached: serve() replaces this process
+
+
+if __name__ == "__main__":
+    sys.exit(main())

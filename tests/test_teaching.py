@@ -1,0 +1,119 @@
+"""labkit.teaching.short_errors: expected errors shown as one line in a real IPython shell (issue 9)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("IPython")
+
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+
+from labkit.teaching import one_line, short_errors  # noqa: E402
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def shell():
+    """A real IPython shell whose shown errors are recorded as ipykernel would send them."""
+    sh = InteractiveShell.instance()
+    shown: list[tuple[str, str, str]] = []
+    real = sh._showtraceback
+
+    def record(etype, evalue, stb):
+        # ipykernel's ZMQInteractiveShell._showtraceback sends exactly these: ename, evalue, traceback.
+        shown.append((etype.__name__, str(evalue), ANSI.sub("", "\n".join(stb))))
+        real(etype, evalue, stb)
+
+    sh._showtraceback = record
+    sh.shown = shown
+    sh.run_cell("import asyncio, labkit", store_history=False)
+    yield sh
+    short_errors(False, shell=sh)
+    del sh._showtraceback
+
+
+CELLS = [
+    (
+        "labkit.Limits(model_calls=-1)",
+        "ValidationError",
+        "ValidationError: Limits.model_calls: Input should be greater than or equal to 0",
+    ),
+    (
+        "labkit.run('nope')",
+        "UnknownScenarioError",
+        "UnknownScenarioError: unknown scenario 'nope'; choose one of: complete, incomplete, forbidden,"
+        " repeat, changing, budget, deadline, unavailable",
+    ),
+    ("raise asyncio.CancelledError()", "CancelledError", "CancelledError: the run was cancelled by its caller"),
+    ("raise TimeoutError('too slow')", "TimeoutError", "TimeoutError: too slow"),
+    ("labkit.check(labkit.run('repeat'), status='Stopped')", "InputError", "InputError: 'Stopped' is not a status"),
+]
+
+
+@pytest.mark.parametrize(("cell", "name", "line"), CELLS)
+def test_an_expected_error_shows_as_one_line_and_keeps_its_name_and_value(shell, cell, name, line) -> None:
+    before = shell.run_cell(cell, store_history=False)
+    long_name, long_value, long_text = shell.shown[-1]
+    short_errors(shell=shell)
+    after = shell.run_cell(cell, store_history=False)
+    short_name, short_value, short_text = shell.shown[-1]
+    assert not after.success and type(after.error_in_exec) is type(before.error_in_exec)
+    assert (short_name, short_value) == (long_name, long_value)  # what the notebook stores, nbval compares
+    assert short_name == name
+    assert "\n" not in short_text and short_text.startswith(line)
+    assert "https://" not in short_text and "Traceback" not in short_text
+    assert len(long_text.splitlines()) > 1  # without short_errors the same cell shows a long traceback
+
+
+def test_other_exceptions_keep_their_traceback(shell) -> None:
+    short_errors(shell=shell)
+    result = shell.run_cell("def f():\n    return 1 / 0\nf()", store_history=False)
+    assert isinstance(result.error_in_exec, ZeroDivisionError)
+    name, value, text = shell.shown[-1]
+    assert (name, value) == ("ZeroDivisionError", "division by zero")
+    assert len(text.splitlines()) > 3 and "return 1 / 0" in text
+
+
+def test_short_errors_can_be_turned_off(shell) -> None:
+    short_errors(shell=shell)
+    short_errors(False, shell=shell)
+    shell.run_cell("labkit.Limits(model_calls=-1)", store_history=False)
+    assert len(shell.shown[-1][2].splitlines()) > 1
+
+
+def test_one_line_texts() -> None:
+    from pydantic import ValidationError
+
+    import labkit
+
+    with pytest.raises(ValidationError) as info:
+        labkit.Limits(model_calls="x", tool_calls=-1, repetitions=None, deadline_s="a", extra=1)
+    text = one_line(info.value)
+    assert text.startswith("ValidationError: Limits.model_calls: Input should be a valid integer; Limits.tool_calls:")
+    assert text.endswith("; and 2 more") and "\n" not in text
+    assert one_line(labkit.UserError("first\n  second")) == "UserError: first; second"
+    assert one_line(TimeoutError()) == "TimeoutError: the time limit passed"
+
+
+def test_outside_ipython_it_does_nothing_and_imports_nothing_heavy() -> None:
+    code = (
+        "import sys\n"
+        "import labkit.teaching\n"
+        "assert 'IPython' not in sys.modules\n"
+        "labkit.teaching.short_errors()\n"
+        "assert 'IPython' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout == "ok\n"
+
+
+def test_reachable_from_the_package() -> None:
+    import labkit
+
+    assert labkit.teaching.short_errors is short_errors
