@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 from .agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
 from .errors import (
+    CapabilitiesError,
     ConfigurationError,
     DuplicateToolError,
     InputError,
     LabkitError,
+    LimitsError,
     MissingExtraError,
     ProviderResponseError,
     ProviderUnavailable,
@@ -28,6 +30,8 @@ from .errors import (
     ScopeStateError,
     ScriptExhausted,
     ToolArgumentsError,
+    ToolBodyError,
+    ToolDefinitionError,
     UnknownScenarioError,
     UserError,
 )
@@ -102,6 +106,7 @@ __all__ = [
     "Checks",
     "Comparison",
     "CancelToken",
+    "CapabilitiesError",
     "ChatChunk",
     "ChatRequest",
     "ConfigurationError",
@@ -118,6 +123,7 @@ __all__ = [
     "InputError",
     "LabkitError",
     "Limits",
+    "LimitsError",
     "LiveProfile",
     "LiveTransport",
     "Message",
@@ -142,7 +148,9 @@ __all__ = [
     "StopReason",
     "Tool",
     "ToolArgumentsError",
+    "ToolBodyError",
     "ToolCall",
+    "ToolDefinitionError",
     "ToolInvocation",
     "ToolSpec",
     "Transport",

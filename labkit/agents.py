@@ -7,11 +7,17 @@ and call the model again; stop when the reply asks for no tool (an empty
 reply, with neither text nor tool call, ends the loop too).
 
 The loop's own iteration cap is ``model_calls + 1``, so the scope's model
-budget always stops first. Several calls in one reply run concurrently;
-when a halt stops the batch, calls still running are cancelled and every
-requested call id still gets exactly one result in the transcript. A reply
-whose call ids repeat is not run at all: each distinct id gets one error
-result and the loop asks the model again.
+budget always stops first.
+
+Several calls in one reply run **one after another** by default, as in the
+seed's runtime (SPEC §3.1); ``concurrent_tool_calls=True`` runs them at once.
+In both modes, after a halt no body starts, and every requested call id gets
+exactly one result in the transcript: the body's result, ``error: ...`` (the
+body or its result failed, or the arguments did not bind), ``refused: ...``
+(refused before its body: by the guard, or by the run's stop already
+recorded), or ``cancelled: ...`` (the run stopped while it ran, or before it
+started). A reply whose call ids repeat is not run at all: each distinct id
+gets one error result and the loop asks the model again.
 
 The harness differs only in what it composes around the loop, and it says
 so: :attr:`HarnessAgent.capabilities` lists every optional capability, and
@@ -22,16 +28,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from .bodies import _cancel_and_abandon, _schema_text
 from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .scope import ExecutionScope, GuardedTool, _schema_text
+from .scope import ExecutionScope, GuardedTool
 
 __all__ = [
     "HarnessAgent",
@@ -86,13 +93,14 @@ def _bind(mw: Middleware, next: Next) -> Next:
 
 
 def _as_text(value: Any) -> str:
+    """A body's result as the text the model reads; raises whatever ``__str__`` raises."""
     if isinstance(value, str):
-        return value
+        return str.__str__(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     try:
         return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return str(value)
 
 
@@ -107,9 +115,14 @@ class SimpleAgent:
         middleware: the tool-invocation pipeline, outermost first.
         stream: make streaming model calls instead of non-streaming ones.
         max_output_tokens: a per-call provider option (not a budget).
+        concurrent_tool_calls: run the calls of one reply at once instead of
+            one after another (the default, as in the seed; SPEC §3.1).
 
     Raises:
-        UserError: a tool from another scope, or two tools with one name.
+        UserError: a client that is not a :class:`~labkit.CountingClient`, a
+            tool that is not a :class:`~labkit.GuardedTool` or belongs to
+            another scope, two tools with one name, or an option of the wrong
+            type (``max_iterations`` a negative or non-int, a flag that is not a bool).
     """
 
     kind: ClassVar[str] = "simple"
@@ -125,17 +138,32 @@ class SimpleAgent:
         stream: bool = False,
         max_output_tokens: int | None = 800,
         name: str = "BoundedReviewer",
+        concurrent_tool_calls: bool = False,
     ) -> None:
+        if not isinstance(client, CountingClient):
+            raise UserError(f"client must be a labkit.CountingClient around a transport, not {type(client).__name__}")
+        if not isinstance(instructions, str):
+            raise UserError(f"instructions is the system message (a str), not {type(instructions).__name__}")
+        if max_iterations is not None and (type(max_iterations) is not int or max_iterations < 0):
+            raise UserError(f"max_iterations is an int >= 0 (or None for model_calls + 1), not {max_iterations!r}")
+        for flag, value in (("stream", stream), ("concurrent_tool_calls", concurrent_tool_calls)):
+            if not isinstance(value, bool):
+                raise UserError(f"{flag} is True or False, not {value!r}")
+        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+            raise UserError(f"tools is a sequence of labkit.GuardedTool, not {type(tools).__name__}")
         self.client = client
         self.scope = client.scope
         self.name = name
         self.instructions = instructions
         self.max_iterations = self.scope.limits.model_calls + 1 if max_iterations is None else max_iterations
         self.stream = stream
+        self.concurrent_tool_calls = concurrent_tool_calls
         self.max_output_tokens = max_output_tokens
         self.middleware = tuple(middleware)
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
+            if not isinstance(tool, GuardedTool):
+                raise UserError(f"a tool is a labkit.GuardedTool made by scope.tool(...), not {type(tool).__name__}")
             if tool._scope is not self.scope:
                 raise UserError(f"tool {tool.name!r} belongs to another scope; make it with this run's scope")
             if tool.name in self._tools:
@@ -186,6 +214,7 @@ class SimpleAgent:
         return None
 
     async def _invoke_one(self, call: ToolCall) -> Message:
+        """One call through the pipeline and its guard; its one result (a halt or cancellation propagates)."""
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
@@ -193,6 +222,7 @@ class SimpleAgent:
         cancelling = _cancelling()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
+            text = _as_text(value)
         except ToolArgumentsError as exc:
             return Message.tool_result(call.id, f"error: {exc}")
         except RunHalted:
@@ -203,9 +233,9 @@ class SimpleAgent:
             # Raised by the body (or a middleware) on its own: a failure of this call, not the
             # caller's cancellation (SPEC §3.4); the attempt counted, the run goes on.
             return Message.tool_result(call.id, f"error: {_own_cancellation(exc)}")
-        except Exception as exc:  # the body failed; the model sees it and the attempt still counted
-            return Message.tool_result(call.id, f"error: {type(exc).__name__}: {exc}")
-        return Message.tool_result(call.id, _as_text(value))
+        except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
+            return Message.tool_result(call.id, f"error: {type(exc).__name__}: {_safe_str(exc)}")
+        return Message.tool_result(call.id, text)
 
     async def _invoke_all(self, calls: Sequence[ToolCall], transcript: list[Message]) -> None:
         repeated = _repeated_ids(calls)
@@ -216,37 +246,47 @@ class SimpleAgent:
             for call_id in dict.fromkeys(call.id for call in calls):
                 transcript.append(Message.tool_result(call_id, _repeated_error(call_id, repeated)))
             return
-        if len(calls) == 1:
+        if self.concurrent_tool_calls and len(calls) > 1:
+            await self._invoke_concurrently(calls, transcript)
+        else:
+            await self._invoke_in_order(calls, transcript)
+
+    async def _invoke_in_order(self, calls: Sequence[ToolCall], transcript: list[Message]) -> None:
+        """One call after another (the default): after a halt, the calls left are refused unasked."""
+        for index, call in enumerate(calls):
             try:
-                transcript.append(await self._invoke_one(calls[0]))
+                transcript.append(await self._invoke_one(call))
             except RunHalted as halt:
-                transcript.append(_refused(calls[0], halt))
+                transcript.append(_refused(call, halt))
+                stopped = RunHalted(halt.reason, f"the run was already stopped: {halt.reason.value}")
+                transcript.extend(_refused(later, stopped) for later in calls[index + 1 :])
                 raise
-            except asyncio.CancelledError:
-                transcript.append(_cancelled(calls[0]))
+            except BaseException:  # cancellation (or an error outside the protocol): every id still gets its one result
+                transcript.extend(_cancelled(later) for later in calls[index:])
                 raise
-            return
+
+    async def _invoke_concurrently(self, calls: Sequence[ToolCall], transcript: list[Message]) -> None:
+        """All calls at once; a halt cancels the calls still running (each abandoned after a short grace)."""
         tasks = [asyncio.ensure_future(self._invoke_one(call)) for call in calls]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            pending = [t for t in tasks if not t.done()]
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending)
+            await _cancel_and_abandon(*(task for task in tasks if not task.done()))
             halt: RunHalted | None = None
+            failure: BaseException | None = None
             for call, task in zip(calls, tasks, strict=True):
-                if task.cancelled():
+                if not task.done() or task.cancelled():
                     transcript.append(_cancelled(call))
                 elif isinstance(error := task.exception(), RunHalted):
                     halt = halt or error
                     transcript.append(_refused(call, error))
                 elif error is not None:
+                    failure = failure or error
                     transcript.append(_cancelled(call))
-                    raise error
                 else:
                     transcript.append(task.result())
+        if failure is not None:
+            raise failure
         if halt is not None:
             raise halt
 
@@ -289,7 +329,15 @@ def _repeated_error(call_id: str, repeated: dict[str, int]) -> str:
     return f"error: call ids repeat in this response ({ids}); no call of it was run, send each call with its own id"
 
 
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose own __str__ fails
+        return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
 def _refused(call: ToolCall, halt: RunHalted) -> Message:
+    """``refused:`` only for a call refused before its body; an admitted call the run stopped is ``cancelled:``."""
     if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
         return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
@@ -309,6 +357,20 @@ def _cancelling() -> int:
 
 def _own_cancellation(exc: asyncio.CancelledError) -> str:
     return f"CancelledError raised by the tool itself ({str(exc) or 'no message'}); the run was not cancelled"
+
+
+def _answer_open_calls(transcript: list[Message]) -> None:
+    """Give every call id of the last reply that has no result yet one ``cancelled`` result.
+
+    Used when the run abandons its loop (SPEC §3.4): the calls it was
+    running never report, yet each requested id gets exactly one result.
+    """
+    for index in range(len(transcript) - 1, -1, -1):
+        message = transcript[index]
+        if message.tool_calls:
+            answered = {m.tool_call_id for m in transcript[index + 1 :]}
+            transcript.extend(_cancelled(call) for call in message.tool_calls if call.id not in answered)
+            return
 
 
 def _cancelled(call: ToolCall) -> Message:

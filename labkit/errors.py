@@ -6,12 +6,16 @@ a run::
     LabkitError
     ├── UserError                 a mistake in how labkit is used; fix the code or input
     │   ├── DuplicateToolError    two tools registered under one name in a scope
+    │   ├── ToolDefinitionError   a tool that cannot be made as given (name, capability, body shape)
+    │   ├── CapabilitiesError     granted capabilities that are not a collection of names
+    │   ├── LimitsError           limits that do not validate where a run receives them
     │   ├── ScopeStateError       a scope used outside its single-run lifecycle
     │   ├── UnknownScenarioError  a scenario name that does not exist
     │   ├── ScriptExhausted       a scripted transport asked for more steps than scripted
     │   ├── ConfigurationError    a live profile that cannot work as written
     │   └── InputError            a value given to a teaching helper that it cannot use
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
+    ├── ToolBodyError             a body's outcome that cannot be handed on as it is
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
     ├── ProviderUnavailable       the model endpoint could not be reached
     └── ProviderResponseError     the endpoint answered, but not with a usable chat completion
@@ -30,10 +34,12 @@ if TYPE_CHECKING:
     from .events import StopReason
 
 __all__ = [
+    "CapabilitiesError",
     "ConfigurationError",
     "DuplicateToolError",
     "InputError",
     "LabkitError",
+    "LimitsError",
     "MissingExtraError",
     "ProviderResponseError",
     "ProviderUnavailable",
@@ -41,6 +47,8 @@ __all__ = [
     "ScopeStateError",
     "ScriptExhausted",
     "ToolArgumentsError",
+    "ToolBodyError",
+    "ToolDefinitionError",
     "UnknownScenarioError",
     "UserError",
 ]
@@ -56,6 +64,40 @@ class UserError(LabkitError):
 
 class DuplicateToolError(UserError):
     """A tool name already identifies another tool in this scope (SPEC §3.2)."""
+
+
+class ToolDefinitionError(UserError, TypeError):
+    """A tool cannot be made from what was given (SPEC §3.1).
+
+    Raised by :meth:`labkit.ExecutionScope.tool` before anything is
+    registered: a name or capability that is not a non-empty ``str``, a
+    description that is not a ``str``, a body that is not a supported
+    callable (a class, a generator or async generator function, a builtin
+    without a readable signature), or a parameter without a type annotation,
+    a ``*args``/``**kwargs`` parameter, or annotations that cannot be read.
+    A ``TypeError`` too, as a wrong argument type is.
+    """
+
+
+class CapabilitiesError(UserError, TypeError):
+    """Granted capabilities are not a collection of capability names (SPEC §3).
+
+    ``capabilities`` is a set, frozenset, tuple or list of ``str``; a single
+    string, a mapping (``{"ticket.read": False}`` would grant nothing clear)
+    or a non-string member is refused.
+    """
+
+
+class LimitsError(UserError, ValueError):
+    """Limits that do not validate where a scope or a run receives them (SPEC §3).
+
+    ``Limits(...)`` itself raises pydantic's ``ValidationError``; this error
+    is raised at the door of :class:`labkit.ExecutionScope` (and so of
+    :func:`labkit.prepare` / :func:`labkit.run`) for a mapping that does not
+    validate, for a ``Limits`` built with ``model_construct`` around the
+    validation (``nan``, ``-1``), or for a value of another type. The message
+    names the field; the pydantic error is its ``__cause__``.
+    """
 
 
 class ScopeStateError(UserError):
@@ -101,6 +143,23 @@ class ToolArgumentsError(LabkitError, ValueError):
         self.detail = detail
 
 
+class ToolBodyError(LabkitError):
+    """A tool body's outcome that cannot be handed on as it is (SPEC §3.1 step 3).
+
+    Raised for the call (the attempt was admitted and still counts) when the
+    body raised something that is neither an ``Exception`` nor cancellation
+    (``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit`` or another
+    ``BaseException`` raised by the body itself), raised ``StopIteration``
+    (which cannot cross a thread or a coroutine boundary), or returned a
+    generator instead of a value. The original is its ``__cause__``. Inside
+    a run the model sees it as that call's error result and the run goes on.
+    """
+
+    def __init__(self, tool: str, detail: str) -> None:
+        super().__init__(f"the body of {tool!r} {detail}")
+        self.tool = tool
+
+
 class RunHalted(LabkitError):
     """The host stopped the run; ``reason`` is the :class:`~labkit.StopReason`.
 
@@ -108,9 +167,10 @@ class RunHalted(LabkitError):
 
     Attributes:
         reason: the run's stop reason (the first one recorded).
-        refused: ``True`` when the attempt was refused before its body (or
-            before the transport); ``False`` when the body was admitted and
-            ran, but the run stopped meanwhile, so its result is dropped.
+        refused: ``True`` when the attempt was refused by the guard before
+            its body (or before the transport); ``False`` when the body was
+            admitted and ran, but the run stopped meanwhile (including a
+            refusal of a call the body itself made), so its result is dropped.
     """
 
     def __init__(self, reason: StopReason, message: str, *, refused: bool = True) -> None:

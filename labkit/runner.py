@@ -11,18 +11,26 @@ status and withhold the text; otherwise the host condition decides between
 ``Completed`` and ``Incomplete``. Caller cancellation is never an outcome:
 it propagates as :class:`asyncio.CancelledError`, and it wins over a stop
 that happened at the same time.
+
+The loop runs in a task of its own, so the run can end without it: at the
+deadline the loop is cancelled and, after a short grace, abandoned with
+whatever body it is still waiting on (SPEC §3.4). A scope serves one run: a
+second :func:`run_agent` on it is refused before it touches the running one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import itertools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ._sync import run_sync
-from .agents import HarnessAgent, SimpleAgent
+from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
+from .bodies import _cancel_and_abandon
 from .chat import CountingClient, Message, Transport
 from .errors import ProviderUnavailable, RunHalted, UserError
 from .events import StopReason
@@ -38,6 +46,16 @@ AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
 """labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
 T = TypeVar("T")
 
+_finished_runs = itertools.count(1)
+TIDY_EVERY = 64
+"""Every this many runs, a finished run yields to its event loop once before returning.
+
+A run's deadline timer, cancelled when the run ends, stays in the loop's
+queue until the loop next runs. A caller awaiting run after run with nothing
+that yields in between (a scripted transport never waits) would pile them up
+(~0.2 KiB a run); the loop drops cancelled timers when it runs, so one yield
+every 64 runs keeps them bounded, at ~0.1 µs a run."""
+
 
 async def run_agent(
     agent: SimpleAgent,
@@ -47,9 +65,16 @@ async def run_agent(
 ) -> RunOutcome:
     """Run ``agent`` once in its scope and classify the ending.
 
+    The loop runs in its own task. The run ends when that task ends, or at
+    the deadline (or at a stop recorded from outside the run): then the task
+    is cancelled and given ``ABANDON_GRACE_S`` (0.1 s) to unwind; a body
+    that ignores its cancellation, sync or async (even in its cleanup), is
+    abandoned, and whatever it does later is never recorded (SPEC §3.4).
+
     Args:
-        agent: a :class:`SimpleAgent` or :class:`HarnessAgent`; its scope must be fresh.
-        prompt: the user message.
+        agent: a :class:`SimpleAgent` or :class:`HarnessAgent`, or an adapter's agent
+            (:mod:`labkit.adapters`); its scope must be fresh.
+        prompt: the user message (a ``str``).
         is_complete: the host condition, read after the loop ends.
 
     Returns:
@@ -57,62 +82,92 @@ async def run_agent(
 
     Raises:
         asyncio.CancelledError: the caller cancelled (even if a stop raced it).
-        ScopeStateError: the scope already served a run.
+        ScopeStateError: the scope already served a run, or serves one now
+            (that run is not affected).
+        UserError: an agent, prompt or condition of the wrong type.
         Exception: programming errors outside the protocol (e.g. ``ScriptExhausted``).
     """
+    if not _is_agent(agent):
+        raise UserError(
+            f"agent must be a labkit.SimpleAgent, HarnessAgent or an adapter's agent (labkit.adapters), "
+            f"not {type(agent).__name__}"
+        )
+    if not isinstance(prompt, str):
+        raise UserError(f"prompt is the user message (a str), not {type(prompt).__name__}")
+    if not callable(is_complete):
+        raise UserError("is_complete is the host condition: a function of no arguments returning a bool")
     scope = agent.scope
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    already_cancelling = task.cancelling() if task is not None else 0
+    caller = asyncio.current_task()
+    already_cancelling = caller.cancelling() if caller is not None else 0
+    stopped = loop.create_future()  # done when the loop ends, or the run must end now: the deadline, a stop from outside
+
+    def stop_now() -> None:
+        if not stopped.done():
+            stopped.set_result(None)
+
+    scope._enter_run(loop, stop_now)  # refused here (ScopeStateError), a second run leaves the first alone
     transcript: list[Message] = []
-    timeout = asyncio.timeout(None)
     status: RunStatus | None = None
     text: str | None = None
+    work: asyncio.Task[str | None] | None = None
 
-    def expire_now() -> None:  # a stop recorded outside the run cancels it through its timeout
-        try:
-            timeout.reschedule(loop.time())
-        except RuntimeError:  # the run has already left its timeout
-            pass
+    def work_done() -> bool:
+        return work is None or work.done()
 
-    def deadline_reached() -> None:
-        # Record the stop the instant the deadline fires, before the run unwinds: a sibling
-        # call or a body's cleanup running during the unwinding then finds the run stopped
-        # (first stop wins, no event after it) and sync bodies see their token set now.
-        scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
-        expire_now()
-
-    deadline: asyncio.TimerHandle | None = None
     try:
-        async with timeout:
-            scope._enter_run(loop, expire_now)
-            # Schedule the deadline before the run's context variable is set: a cancelled
-            # timer handle stays in the loop's heap for a while with the context it was
-            # scheduled in, and that context must not keep the finished run (scope, events,
-            # tools) alive.
-            deadline = loop.call_later(scope.remaining_s(), deadline_reached)
-            context_token = _current_scope.set(scope)
+
+        def deadline_reached() -> None:
+            # Record the stop the instant the deadline fires, before the run unwinds: a sibling
+            # call or a body's cleanup running during the unwinding then finds the run stopped
+            # (first stop wins, no event after it) and sync bodies see their token set now.
+            scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
+            stop_now()
+
+        deadline = loop.call_later(scope.remaining_s(), deadline_reached)
+        context = contextvars.copy_context()
+        context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
+
+        async def the_loop() -> str | None:
             try:
-                text = await agent.respond(prompt, transcript)
-                scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
+                return await agent.respond(prompt, transcript)
             finally:
-                if deadline is not None:
-                    deadline.cancel()
-                _current_scope.reset(context_token)
+                stop_now()  # wakes the run in the same step (a done callback would take one more loop turn)
+
+        work = loop.create_task(the_loop(), context=context)
+        try:
+            await stopped  # the loop ended, or the run must end now
+            if not work.done():  # the deadline, or a stop from outside: the loop stops now
+                await _cancel_and_abandon(work)
+        except asyncio.CancelledError:  # the caller cancelled: the loop unwinds (a stop it records still loses)
+            deadline.cancel()  # the caller was first: no deadline stop after it
+            scope._token._set()
+            await _cancel_and_abandon(work)
+            scope._cancel_by_caller()
+            raise
+        finally:
+            deadline.cancel()
+        if work.done() and not work.cancelled() and work.exception() is None:
+            text = work.result()
+            scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
+        elif scope.stop_reason is not None:  # cancelled, or ended by a halt: the stop names the status
+            status = RunStatus(scope.stop_reason)
+        elif work.cancelled():  # nobody cancelled the run: a body or the provider cancelled itself
+            raise asyncio.CancelledError("a body or the provider raised CancelledError on its own")
+        else:
+            raise work.exception()  # type: ignore[misc]
     except RunHalted as halt:
         status = RunStatus(scope.stop_reason or halt.reason)
     except ProviderUnavailable:
         status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
-    except TimeoutError:
-        if not timeout.expired():
-            raise
-        status = RunStatus(scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run"))
-    except asyncio.CancelledError:
-        scope._cancel_by_caller()
-        raise
     finally:
         events, usage = scope._finish()  # one locked step; nothing is recorded after it
-    if task is not None and task.cancelling() > already_cancelling:
+        if not work_done():  # abandoned: what it does later is not this run's record
+            transcript = [*transcript]
+            _answer_open_calls(transcript)
+    if next(_finished_runs) % TIDY_EVERY == 0:
+        await asyncio.sleep(0)  # let the loop drop the cancelled deadline timers of the last runs
+    if caller is not None and caller.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
     if status is None:
@@ -130,6 +185,14 @@ async def run_agent(
 
 
 _validate_outcome = RunOutcome.__pydantic_validator__.validate_python
+
+
+def _is_agent(agent: object) -> bool:
+    """labkit's own agents, or a foreign runtime's adapter (only loaded once an adapter was made)."""
+    if isinstance(agent, SimpleAgent):
+        return True
+    adapters = sys.modules.get(f"{__package__}.adapters")
+    return adapters is not None and isinstance(agent, adapters.ForeignAgent)
 
 
 @dataclass
@@ -185,6 +248,7 @@ def prepare(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> Setup:
     """Build a fresh scope, task, transport and agent for one run of ``scenario``.
 
@@ -197,6 +261,8 @@ def prepare(
             :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
         stream: make streaming model calls.
+        concurrent_tool_calls: run the calls of one model reply at once
+            instead of one after another (the default, as in the seed; SPEC §3.1).
 
     Returns:
         The :class:`Setup`; for the harness agent while a global
@@ -206,10 +272,10 @@ def prepare(
 
     Raises:
         UnknownScenarioError: no such scenario.
-        UserError: an unknown agent kind, limits of another type, or a
-            transport without a ``send`` method.
+        UserError: an unknown agent kind, a transport without a ``send``
+            method, or a flag that is not a bool.
+        LimitsError: limits of another type, or that do not validate.
         MissingExtraError: an adapter's runtime is not installed (the message names the extra).
-        pydantic.ValidationError: a mapping of limits that does not validate.
     """
     chosen = get_scenario(scenario)
     if agent not in ("simple", "harness", *_RUNTIMES):
@@ -223,12 +289,19 @@ def prepare(
     used = transport if transport is not None else chosen.transport()
     client = CountingClient(used, scope)
     if agent in _RUNTIMES:
+        if concurrent_tool_calls:
+            raise UserError(
+                f"the {agent} adapter runs the calls of one reply one after another (SPEC §3.1); "
+                "concurrent_tool_calls applies to labkit's own agents"
+            )
         from .adapters import make_agent  # the runtime is imported only now
 
         built = make_agent(agent, client, tools, instructions=chosen.instructions, stream=stream)
     else:
         cls = HarnessAgent if agent == "harness" else SimpleAgent
-        built = cls(client, tools, instructions=chosen.instructions, stream=stream)
+        built = cls(
+            client, tools, instructions=chosen.instructions, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+        )
     setup = Setup(chosen, scope, task, used, built, chosen.prompt)
     if agent == "harness" and "opentelemetry.trace" in sys.modules:  # telemetry=on: spans if a tracer is set
         from .telemetry import configured_tracer, instrument
@@ -249,9 +322,12 @@ async def arun(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> RunOutcome:
     """Run a scenario once and return its outcome (arguments as :func:`prepare`)."""
-    setup = prepare(scenario, agent=agent, limits=limits, transport=transport, stream=stream)
+    setup = prepare(
+        scenario, agent=agent, limits=limits, transport=transport, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+    )
     return await setup.arun()
 
 
@@ -262,6 +338,7 @@ def run(
     limits: Limits | None = None,
     transport: Transport | None = None,
     stream: bool = False,
+    concurrent_tool_calls: bool = False,
 ) -> RunOutcome:
     """Run a scenario (or a prepared :class:`Setup`) once, synchronously; works inside Jupyter too.
 
@@ -281,7 +358,16 @@ def run(
         ScriptExhausted: a scripted model ran out of steps.
     """
     if isinstance(scenario, Setup):
-        if agent != "harness" or limits is not None or transport is not None or stream:
+        if agent != "harness" or limits is not None or transport is not None or stream or concurrent_tool_calls:
             raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
         return run_sync(scenario.arun())
-    return run_sync(arun(scenario, agent=agent, limits=limits, transport=transport, stream=stream))
+    return run_sync(
+        arun(
+            scenario,
+            agent=agent,
+            limits=limits,
+            transport=transport,
+            stream=stream,
+            concurrent_tool_calls=concurrent_tool_calls,
+        )
+    )

@@ -18,7 +18,7 @@ from typing import Any
 from .chat import ChatRequest
 from .errors import UnknownScenarioError, UserError
 from .limits import Limits
-from .review import INSTRUCTIONS, PROMPT, ReviewTask
+from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
 from .scope import ExecutionScope, GuardedTool, _limits
 from .scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 
@@ -85,8 +85,8 @@ class Tool:
 
 
 REVIEW_TOOLS: tuple[Tool, ...] = (
-    Tool("read_ticket", "ticket.read", ReviewTask.read_ticket),
-    Tool("finish_review", "review.finish", ReviewTask.finish_review),
+    Tool("read_ticket", "ticket.read", _read_ticket),
+    Tool("finish_review", "review.finish", _finish_review),
 )
 """The two tools of the review fixture (SPEC §2), declared like any scenario's tools."""
 

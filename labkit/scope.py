@@ -9,19 +9,26 @@ Protocol, in the order the code enforces it:
   FINISHED``; entering a run twice is an error, and a finished scope admits
   nothing more.
 * The scope makes every tool: :meth:`ExecutionScope.tool` wraps a typed body
-  into a :class:`GuardedTool`. The raw body is never handed out, so a direct
-  call of the tool (outside any loop) goes through the same guard.
+  into a :class:`GuardedTool`, checking at the door what it is given (a body
+  that cannot run as a tool is refused there). The raw body is never handed
+  out, so a direct call of the tool (outside any loop) goes through the same guard.
 * On every invocation: (1) bind the raw arguments to the body's declared
-  types with pydantic (a failure never reaches the guard); (2) under one
-  lock: cancellation check, permission, global tool budget, repetition,
+  types with pydantic (a failure never reaches the guard; a boolean is never
+  a number, at any depth); (2) under one lock: cancellation check, then the
+  :data:`GUARD_RULES` in order (permission, global tool budget, repetition),
   then reserve (attempts + 1, signature + 1) and record ``ToolCall`` — the
   reservation stands even if the body fails; (3) run the body outside the
-  lock with the run's cancellation; (4) check cancellation again.
+  lock with the run's cancellation (whatever it raises settles the call);
+  (4) check cancellation again. ``refused`` means refused in step 2, before
+  the body.
 * Before each model call the counting client asks :meth:`ExecutionScope.before_model_call`:
   cancellation check, then the model-call budget, then ``ModelCall``.
 * A halt records one event named after its reason, sets the stop reason
   (the first one wins), cancels the run and raises :class:`~labkit.RunHalted`.
   After that no body starts and no event is appended.
+* A body still running when its run stops is cancelled and, after
+  :data:`ABANDON_GRACE_S`, abandoned: the run does not wait for it, and what
+  it does later is never recorded (SPEC §3.4).
 
 Budgets ask "would the next attempt exceed the limit?" with ``>=``, so zero
 admits nothing.
@@ -35,20 +42,42 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
-from functools import lru_cache
-from typing import Annotated, Any, NamedTuple, get_type_hints
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ._sync import run_sync
-from .errors import DuplicateToolError, RunHalted, ScopeStateError, ToolArgumentsError, UserError
+from .bodies import (
+    ABANDON_GRACE_S,
+    CancelToken,
+    _awaited,
+    _body_shape,
+    _describe,
+    _json_shaped,
+    _not_a_generator,
+    _run_in_daemon_thread,
+    _running_loop,
+    _schema_text,
+)
+from .errors import (
+    CapabilitiesError,
+    DuplicateToolError,
+    LimitsError,
+    RunHalted,
+    ScopeStateError,
+    ToolArgumentsError,
+    ToolBodyError,
+    ToolDefinitionError,
+    UserError,
+)
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
-from .signature import NonFiniteNumber, _dumps_str, _encode_str, _number, signature
+from .signature import NonFiniteNumber, _encode_str, _number, signature
 
-__all__ = ["GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
+__all__ = ["ABANDON_GRACE_S", "GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
 
 Clock = Callable[[], float]
 
@@ -57,58 +86,6 @@ Clock = Callable[[], float]
 _current_scope: contextvars.ContextVar[ExecutionScope | None] = contextvars.ContextVar(
     "labkit_current_scope", default=None
 )
-
-
-class CancelToken:
-    """The run's cancellation, as seen by a tool body.
-
-    A body receives it by declaring a parameter annotated ``CancelToken``.
-    Async bodies are also cancelled at their next ``await``; a sync body runs
-    in a thread and can only stop early by looking at the token.
-    """
-
-    __slots__ = ("_cancelled", "_event")
-
-    # A threading.Event costs ~2 µs to make and most runs never wait on their token, so the
-    # flag is a plain attribute and the Event is made by the first wait(). _set() writes the
-    # flag before reading _event; wait() publishes _event before reading the flag; so either
-    # _set() sees the Event and sets it, or wait() sees the flag (each step is atomic under the GIL).
-    _event_lock = threading.Lock()  # only makes the Event, once per token that is waited on
-
-    def __init__(self) -> None:
-        self._cancelled = False
-        self._event: threading.Event | None = None
-
-    @property
-    def cancelled(self) -> bool:
-        """True once the run was stopped, cancelled or ran out of time."""
-        return self._cancelled
-
-    def raise_if_cancelled(self) -> None:
-        """Raise :class:`asyncio.CancelledError` if the run is cancelled."""
-        if self._cancelled:
-            raise asyncio.CancelledError("the run was cancelled")
-
-    def wait(self, timeout_s: float | None = None) -> bool:
-        """Block up to ``timeout_s`` seconds for cancellation; return whether it happened."""
-        event = self._event
-        if event is None:
-            with CancelToken._event_lock:
-                if self._event is None:
-                    self._event = threading.Event()
-                event = self._event
-        if self._cancelled:
-            event.set()
-        return event.wait(timeout_s)
-
-    def _set(self) -> None:
-        self._cancelled = True
-        event = self._event
-        if event is not None:
-            event.set()
-
-    def __repr__(self) -> str:
-        return f"CancelToken(cancelled={self.cancelled})"
 
 
 class Usage(NamedTuple):
@@ -125,11 +102,6 @@ class Usage(NamedTuple):
 
 
 _validate_event = ControlEvent.__pydantic_validator__.validate_python  # the constructor's validation, called with a dict
-_INTERNED: dict[tuple[str, str, int], ControlEvent] = {}
-_INTERN_COUNTS = 64  # a run's few events repeat run after run; a long-lived scope's high counts do not
-_INTERN_MAX = 4096
-
-
 _KINDS = EventKind._value2member_map_
 _MODEL_CALL, _MIDDLEWARE, _TOOL_CALL = EventKind.MODEL_CALL.value, EventKind.MIDDLEWARE.value, EventKind.TOOL_CALL.value
 
@@ -141,19 +113,8 @@ every full collection walks."""
 
 
 def _event(kind: str, name: str, count: int) -> ControlEvent:
-    """The :class:`ControlEvent` of a record, shared between runs: events are frozen values, so equal ones are interchangeable.
-
-    Keyed by the kind's text (an enum member's own hash is a Python-level call);
-    only small counts are kept, at most ``_INTERN_MAX`` events, so a scope that
-    sees many calls does not crowd out the events every run repeats.
-    """
-    key = (kind, name, count)
-    event = _INTERNED.get(key)
-    if event is None:
-        event = _validate_event({"kind": _KINDS[kind], "name": name, "count": count})  # = ControlEvent(...)
-        if count <= _INTERN_COUNTS and len(_INTERNED) < _INTERN_MAX and type(name) is str:
-            _INTERNED[key] = event
-    return event
+    """The :class:`ControlEvent` of a record (validated as ``ControlEvent(...)`` would)."""
+    return _validate_event({"kind": _KINDS[kind], "name": name, "count": count})
 
 
 class _State(Enum):
@@ -215,14 +176,11 @@ GUARD_RULES: tuple[Callable[[ExecutionScope, GuardedTool, str], _Stop | None], .
 )
 """The guard's checks after cancellation, in SPEC §3.1 order.
 
-The guard asks these rules, in this order, and the first that refuses
-decides. While ``GUARD_RULES`` holds exactly these three, the guard first
-tests their three conditions in one expression (the common "all admit"
-case) and asks the rules one by one only when one would refuse; replacing
-``GUARD_RULES`` (e.g. with an extra rule) makes every call ask the rules.
+On every call the guard asks these rules, in this order, and the first
+that refuses decides (its stop is recorded and the call is refused before
+its body). Replacing ``GUARD_RULES`` (e.g. with an extra rule) changes what
+every later call is asked.
 """
-
-_BUILTIN_RULES = GUARD_RULES
 
 
 class ExecutionScope:
@@ -230,14 +188,18 @@ class ExecutionScope:
 
     Args:
         limits: the run's :class:`~labkit.Limits` (defaults 6 / 4 / 1 / 120 s),
-            or a mapping of its fields.
-        capabilities: capability names granted by the host, e.g. ``{"ticket.read"}``.
+            or a mapping of its fields. A ``Limits`` is validated again here,
+            so one built with ``model_construct`` (``nan``, ``-1``) is refused.
+        capabilities: capability names granted by the host, a collection of
+            ``str`` such as ``{"ticket.read"}``.
         clock: seconds from a monotonic clock; inject one to test the deadline.
 
     Raises:
-        UserError: ``limits`` is neither ``Limits`` nor a mapping, or
-            ``capabilities`` is a single string.
-        pydantic.ValidationError: a mapping of limits that does not validate.
+        LimitsError: ``limits`` is of another type or does not validate (the
+            message names the field).
+        CapabilitiesError: ``capabilities`` is one string, a mapping, not a
+            collection, or holds something other than a ``str``.
+        UserError: ``clock`` is not callable.
 
     The deadline clock starts at the scope's first use: when its run starts,
     or at the first direct invocation of one of its tools (so a scope made
@@ -255,9 +217,9 @@ class ExecutionScope:
         clock: Clock = time.monotonic,
     ) -> None:
         self.limits = _limits(limits)
-        if isinstance(capabilities, (str, bytes)):
-            raise UserError(f"capabilities is a collection of names, e.g. {{{capabilities!r}}}, not one string")
-        self.capabilities = frozenset(capabilities)
+        self.capabilities = _capabilities(capabilities)
+        if not callable(clock):
+            raise UserError(f"clock must be a function returning seconds (e.g. time.monotonic), not {type(clock).__name__}")
         self._clock = clock
         self._lock = threading.Lock()
         self._state = _State.READY
@@ -289,20 +251,35 @@ class ExecutionScope:
         """Wrap ``body`` into a guarded tool registered in this scope.
 
         Args:
-            name: the tool name the model uses; unique in the scope.
-            capability: the capability the host must grant to run it.
-            body: a function (sync or ``async``) with annotated parameters;
-                they become the tool's arguments. A parameter annotated
-                :class:`CancelToken` receives the run's cancellation instead.
-            description: shown to the model; defaults to the body's docstring.
+            name: the tool name the model uses; a non-empty ``str``, unique in the scope.
+            capability: the capability the host must grant to run it (a non-empty ``str``).
+            body: the tool's code, called with keyword arguments; its
+                annotated parameters become the tool's arguments, and a
+                parameter annotated :class:`CancelToken` receives the run's
+                cancellation instead. Accepted shapes: a function (``def`` or
+                ``async def``), a bound method, a ``staticmethod``, a
+                ``functools.partial`` (its fixed keywords are not arguments),
+                an object with a ``__call__`` method (``def`` or ``async
+                def``). A callable declared sync that returns an awaitable has
+                it awaited.
+            description: shown to the model (a ``str``); defaults to the body's docstring.
 
         Raises:
             DuplicateToolError: ``name`` already names a tool in this scope.
-            TypeError: ``name`` is not a string, ``body`` is not callable or a
-                parameter has no annotation.
+            ToolDefinitionError: ``name``, ``capability`` or ``description``
+                of the wrong type; a body that is a class, a generator or
+                async generator function, not callable, or whose parameters
+                cannot become arguments (no annotation, ``*args``,
+                positional-only, unreadable annotations). Nothing is registered.
         """
-        if not isinstance(name, str):
-            raise TypeError(f"a tool name is a str, not {type(name).__name__}")
+        if not isinstance(name, str) or not name:
+            raise ToolDefinitionError(f"a tool name is a non-empty str, not {name!r}")
+        if not isinstance(capability, str) or not capability:
+            raise ToolDefinitionError(
+                f"tool {name!r}: a capability is a non-empty str such as 'ticket.read', not {capability!r}"
+            )
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: a description is a str, not {type(description).__name__}")
         with self._lock:
             if name in self._tools:
                 raise DuplicateToolError(
@@ -445,21 +422,19 @@ class ExecutionScope:
             self._records.append((_MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
+        """Steps 2.1-2.5 of SPEC §3.1 under the lock: cancellation, the rules in order, then reserve.
+
+        Returns the new number of admitted attempts (the ``ToolCall`` count).
+        Raises :class:`~labkit.RunHalted` (``refused=True``) when a rule refuses.
+        """
         with self._lock:
             self._check_locked()
-            seen = self._signatures.get(key, 0)
-            limits = self.limits
-            if GUARD_RULES is not _BUILTIN_RULES or not (
-                tool.capability in self.capabilities
-                and self._tool_calls < limits.tool_calls
-                and seen < limits.repetitions
-            ):  # some rule refuses (or the rules were changed): ask them in order; the first refusal decides
-                for rule in GUARD_RULES:
-                    stop = rule(self, tool, key)
-                    if stop is not None:
-                        self._halt_locked(stop)
+            for rule in GUARD_RULES:
+                stop = rule(self, tool, key)
+                if stop is not None:
+                    self._halt_locked(stop)
             self._tool_calls += 1
-            self._signatures[key] = seen + 1
+            self._signatures[key] = self._signatures.get(key, 0) + 1
             self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
@@ -523,15 +498,47 @@ class ExecutionScope:
             return self._events_locked(), self._usage_locked()
 
 
+_validate_limits = Limits.__pydantic_validator__.validate_python
+
+
 def _limits(limits: object) -> Limits:
-    """Accept :class:`Limits`, a mapping of its fields, or ``None`` (the defaults)."""
+    """Accept :class:`Limits`, a mapping of its fields, or ``None`` (the defaults); validate it here.
+
+    A ``Limits`` is validated again: ``model_construct`` skips validation, and
+    a NaN deadline or a negative count would otherwise make an unbounded run.
+    """
     if limits is None:
         return Limits()
     if isinstance(limits, Limits):
-        return limits
-    if isinstance(limits, Mapping):
-        return Limits.model_validate(dict(limits))
-    raise UserError(f"limits must be labkit.Limits or a mapping of its fields, not {type(limits).__name__}")
+        fields = limits.__dict__  # its field values, whatever way it was built
+    elif isinstance(limits, Mapping):
+        fields = dict(limits)
+    else:
+        raise LimitsError(f"limits must be labkit.Limits or a mapping of its fields, not {type(limits).__name__}")
+    try:
+        checked = _validate_limits(fields)
+    except ValidationError as exc:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False))
+        raise LimitsError(f"limits do not validate: {detail}") from exc
+    return limits if isinstance(limits, Limits) else checked
+
+
+def _capabilities(capabilities: object) -> frozenset[str]:
+    """Granted capability names as a frozenset; anything but a collection of ``str`` is refused."""
+    if isinstance(capabilities, (str, bytes)):
+        raise CapabilitiesError(f"capabilities is a collection of names, e.g. {{{capabilities!r}}}, not one string")
+    if isinstance(capabilities, Mapping):
+        raise CapabilitiesError(
+            "capabilities is a collection of granted names, not a mapping: "
+            f"pass the names to grant, e.g. {set(k for k, v in capabilities.items() if v) or {'ticket.read'}}"
+        )
+    if not isinstance(capabilities, Iterable):
+        raise CapabilitiesError(f"capabilities is a collection of names (a set of str), not {type(capabilities).__name__}")
+    names = list(capabilities)
+    wrong = [name for name in names if not isinstance(name, str) or not name]
+    if wrong:
+        raise CapabilitiesError(f"a capability is a non-empty str, not {wrong[0]!r}")
+    return frozenset(names)
 
 
 class GuardedTool:
@@ -564,16 +571,16 @@ class GuardedTool:
         body: Callable[..., Any],
         description: str | None,
     ) -> None:
-        if not callable(body):
-            raise TypeError(f"the body of tool {name!r} must be callable")
+        shape = _body_shape(body, name)
         self._scope = scope
         self._body = body
         self.name = name
         self.capability = capability
-        self.arguments_model, self._token_param = _arguments_model(body, name)
-        self._signature_keys = _signature_keys(self.arguments_model)
-        doc, self._is_async = _body_facts(body)
-        self.description = description or doc or name
+        self.arguments_model = shape.model
+        self._token_param = shape.token_param
+        self._signature_keys = shape.signature_keys
+        self._is_async = shape.is_async
+        self.description = description or shape.doc or name
 
     def __repr__(self) -> str:
         return f"<GuardedTool {self.name!r} needs {self.capability!r}>"
@@ -587,7 +594,10 @@ class GuardedTool:
         return json.loads(_schema_text(self.arguments_model))
 
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
-        """Bind raw arguments (a JSON object text or a mapping) to the declared types.
+        """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).
+
+        Booleans are never numbers, at any depth, and a ``bool`` accepts only
+        ``true``/``false`` (SPEC §3.2).
 
         Raises:
             ToolArgumentsError: not a JSON object, wrong types, missing or
@@ -604,47 +614,109 @@ class GuardedTool:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
         raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
 
-    def _signature(self, bound: BaseModel) -> str:
-        """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
-        try:
-            return signature(self.name, bound.model_dump(mode="json"))
-        except NonFiniteNumber:
-            raise ToolArgumentsError(
-                self.name, "a number is not finite (NaN, Infinity, or out of range such as 1e400)"
-            ) from None
-        except (ValueError, RecursionError) as exc:  # pydantic stops serialising past ~250 levels
-            raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None
+    # -- SPEC §3.1, one step after the other --------------------------------------------
 
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
 
+        A sync body runs in a daemon thread (so a deadline can abandon it);
+        an async body is awaited. Whatever the body raises settles this call.
+
         Raises:
             ToolArgumentsError: binding failed (nothing counted, no body).
             RunHalted: the guard refused the attempt (``refused``: body not
-                entered), or the run stopped while the body ran (``refused``
-                is ``False``: the attempt counted, its result is dropped).
+                entered), or the run stopped while the body ran, including a
+                refusal of a call the body made itself (``refused`` is
+                ``False``: the attempt counted, its result is dropped).
+            ToolBodyError: the body raised something that is neither an
+                ``Exception`` nor cancellation (``KeyboardInterrupt`` from an
+                async body excepted: that one stays the caller's interrupt),
+                raised ``StopIteration``, or returned a generator.
             asyncio.CancelledError: the run was cancelled.
-            Exception: whatever the body raised (the attempt still counts).
+            Exception: whatever else the body raised (the attempt still counts).
         """
-        bound = self.bind(arguments)
-        scope = self._scope
+        bound = self.bind(arguments)  # 1. bind
         key, kwargs = self._key_and_kwargs(bound)
-        scope._admit(self, key)
+        self._scope._admit(self, key)  # 2. guard: cancellation, the rules, reserve
         if self._token_param is not None:
-            kwargs[self._token_param] = scope._token
-        if self._is_async:
-            result = await self._body(**kwargs)
-        else:
-            result = await _run_in_daemon_thread(self._body, kwargs)
+            kwargs[self._token_param] = self._scope._token
+        try:  # 3. the body, outside the lock
+            if self._is_async:
+                result = await self._body(**kwargs)
+            else:
+                result = await _run_in_daemon_thread(self._body, kwargs, self.name)
+            if inspect.isawaitable(result):  # declared sync, but gave an awaitable: await it
+                result = await result
+        except RunHalted as halt:
+            raise self._dropped(halt) from halt
+        except (asyncio.CancelledError, KeyboardInterrupt, Exception):
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, ... raised by the body itself
+            raise ToolBodyError(self.name, f"raised {type(exc).__name__}: {exc}") from exc
+        self._check_after_body()  # 4. the run may have stopped meanwhile
+        return _not_a_generator(result, self.name)
+
+    def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
+        """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
+
+        A sync body runs in the calling thread (so a ``KeyboardInterrupt``
+        there is the caller's and propagates); an async body, or any call
+        made while this thread runs an event loop (Jupyter), runs to its end
+        on a private event loop. Safe to call from many threads at once.
+
+        Raises:
+            As :meth:`ainvoke`.
+        """
+        if self._is_async or _running_loop() is not None:
+            return run_sync(self.ainvoke(arguments))  # the same interrupt handling as labkit.run
+        bound = self.bind(arguments)
+        key, kwargs = self._key_and_kwargs(bound)
+        self._scope._admit(self, key)
+        if self._token_param is not None:
+            kwargs[self._token_param] = self._scope._token
+        try:
+            result = self._body(**kwargs)
+            if inspect.isawaitable(result):
+                result = run_sync(_awaited(result))
+        except RunHalted as halt:
+            raise self._dropped(halt) from halt
+        except StopIteration as exc:
+            raise ToolBodyError(self.name, f"raised StopIteration: {exc}") from exc
         self._check_after_body()
-        return result
+        return _not_a_generator(result, self.name)
+
+    __call__ = invoke
+
+    def _dropped(self, halt: RunHalted) -> RunHalted:
+        """A halt raised inside this admitted body (a call it made was refused): not a refusal of this call."""
+        if not halt.refused:
+            return halt
+        return RunHalted(
+            halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran: {halt}", refused=False
+        )
+
+    def _check_after_body(self) -> None:
+        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused).
+
+        Raises:
+            RunHalted: ``refused=False``; the attempt counted, its result is dropped.
+            asyncio.CancelledError: the caller cancelled the run meanwhile.
+            ScopeStateError: the run ended while the body ran.
+        """
+        try:
+            self._scope.check_cancellation()
+        except RunHalted as halt:
+            raise RunHalted(
+                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
+                refused=False,
+            ) from None
 
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
         """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
-        # model_dump(mode="json") returns str, int, bool and None values unchanged, so for those the
-        # canonical text is written here directly: keys in code-point order (sorted once per
-        # model), each value as canonical() writes it. Any other value takes the general path.
+        # str, int, bool and None values are written here directly: keys in code-point order
+        # (sorted once per model), each value as canonical() writes it. Any other value (a float,
+        # a Decimal, a container, a model...) takes the general path.
         parts = []
         for field, key_text in self._signature_keys:
             value = kwargs[field]
@@ -657,187 +729,19 @@ class GuardedTool:
                 parts.append(key_text + "null")
             elif kind is bool:
                 parts.append(key_text + ("true" if value else "false"))
-            else:  # a value model_dump(mode="json") may convert (or find too deep)
+            else:
                 return self._signature(bound), kwargs
         return self.name + ":{" + ",".join(parts) + "}", kwargs
 
-    def invoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
-        """Invoke directly, outside any loop, through the same guard as :meth:`ainvoke`.
-
-        A sync body runs in the calling thread; an async body runs to its end
-        on a private event loop. Safe to call from many threads at once.
-        """
-        if self._is_async or _running_loop() is not None:
-            return run_sync(self.ainvoke(arguments))  # the same interrupt handling as labkit.run
-        bound = self.bind(arguments)
-        scope = self._scope
-        key, kwargs = self._key_and_kwargs(bound)
-        scope._admit(self, key)
-        if self._token_param is not None:
-            kwargs[self._token_param] = scope._token
-        result = self._body(**kwargs)
-        self._check_after_body()
-        return result
-
-    def _check_after_body(self) -> None:
-        """Step 4: drop the result if the run stopped while the body ran (it was admitted, not refused).
-
-        Lock-free when nothing happened: the stop reason, the caller's
-        cancellation and the state only ever move one way (unset -> set,
-        RUNNING -> FINISHED), and each is one attribute read (atomic under the
-        GIL), so reading all of them clear, with the clock still before the
-        deadline, means they were all clear at the first read: the same answer
-        the locked check would have given then. Anything else takes the lock
-        and the full check (which records the deadline stop, first one wins).
-        """
-        scope = self._scope
-        if (
-            scope._stop is None
-            and not scope._caller_cancelled
-            and scope._state is _State.RUNNING
-            and scope._clock() < scope._deadline_at  # type: ignore[operator]  # set when RUNNING
-        ):
-            return
+    def _signature(self, bound: BaseModel) -> str:
+        """The repetition signature of bound arguments; a value too deep to serialise fails binding."""
         try:
-            scope.check_cancellation()
-        except RunHalted as halt:
-            raise RunHalted(
-                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
-                refused=False,
+            return signature(self.name, _json_shaped(bound.model_dump(mode="python")))
+        except NonFiniteNumber:
+            raise ToolArgumentsError(
+                self.name, "a number is not finite (NaN, Infinity, or out of range such as 1e400)"
             ) from None
-
-    __call__ = invoke
-
-
-# -- binding --------------------------------------------------------------------------
-
-@lru_cache(maxsize=512)
-def _signature_keys(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """``(field, '"field":')`` pairs of a model's fields in code-point order, as canonical() writes object keys."""
-    return tuple((field, _dumps_str(field) + ":") for field in sorted(model.model_fields))
-
-
-def _reject_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not a number")
-    return value
-
-
-def _arguments_model(body: Callable[..., Any], tool_name: str) -> tuple[type[BaseModel], str | None]:
-    """The pydantic model of a body's parameters, built once per function (bound methods share it)."""
-    func = getattr(body, "__func__", None)
-    if func is not None:
-        return _cached_model(func, tool_name, True)
-    try:
-        hash(body)
-    except TypeError:
-        return _build_model(body, tool_name, False)
-    return _cached_model(body, tool_name, False)
-
-
-def _build_model(func: Callable[..., Any], tool_name: str, bound: bool) -> tuple[type[BaseModel], str | None]:
-    try:
-        hints = get_type_hints(func, include_extras=True)
-    except Exception as exc:
-        raise TypeError(f"cannot read the annotations of tool {tool_name!r}: {exc}") from exc
-    fields: dict[str, Any] = {}
-    token_param: str | None = None
-    params = list(inspect.signature(func).parameters.values())[1 if bound else 0 :]
-    for param in params:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"tool {tool_name!r}: *args/**kwargs cannot be bound; name each argument")
-        if param.name not in hints:
-            raise TypeError(f"tool {tool_name!r}: parameter {param.name!r} needs a type annotation")
-        annotation = hints[param.name]
-        if annotation is CancelToken:
-            token_param = param.name
-            continue
-        if annotation in (int, float):
-            annotation = Annotated[annotation, BeforeValidator(_reject_bool)]
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, default)
-    model = create_model(
-        f"{tool_name}_arguments",
-        # ser_json_inf_nan: a NaN reaching an untyped (Any) field must keep a signature of its
-        # own instead of being dumped as null, which would collide with a real null.
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True, ser_json_inf_nan="constants"),
-        **fields,
-    )
-    return model, token_param
-
-
-_cached_model = lru_cache(maxsize=512)(_build_model)
-
-
-def _body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
-    """``(docstring, is_async)`` of a body, looked up once per function (bound methods share it)."""
-    body = getattr(body, "__func__", body)
-    try:
-        return _cached_body_facts(body)
-    except TypeError:  # unhashable callable
-        return _read_body_facts(body)
-
-
-def _read_body_facts(body: Callable[..., Any]) -> tuple[str | None, bool]:
-    return inspect.getdoc(body), inspect.iscoroutinefunction(body)
-
-
-_cached_body_facts = lru_cache(maxsize=512)(_read_body_facts)
-
-
-@lru_cache(maxsize=512)
-def _schema_text(model: type[BaseModel]) -> str:
-    return json.dumps(model.model_json_schema())
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False, include_input=False, include_context=False):
-        where = ".".join(str(p) for p in error["loc"]) or "arguments"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
-
-
-# -- running bodies -------------------------------------------------------------------
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    return asyncio.events._get_running_loop()  # None outside a running loop (no exception to raise and catch)
-
-
-async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Run a sync body in a daemon thread and await its result, abandoning it on cancellation.
-
-    Not ``asyncio.to_thread`` or anyio's worker threads: those are joined when
-    the loop or the interpreter shuts down, so a body that ignores its
-    deadline would hold the run (or the console) until it returns. Python
-    cannot stop a thread; a late result is dropped.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def settle(ok: bool, value: Any) -> None:
-        if future.done():
-            return
-        if ok:
-            future.set_result(value)
-        elif isinstance(value, asyncio.CancelledError):
-            future.cancel()
-        else:
-            future.set_exception(value)
-
-    def target() -> None:
-        try:
-            value = context.run(fn, **kwargs)
-        except BaseException as exc:  # handed to the awaiting task, not swallowed
-            ok, value = False, exc
-        else:
-            ok = True
-        try:
-            loop.call_soon_threadsafe(settle, ok, value)
-        except RuntimeError:  # the loop is closed: the run ended long ago
-            pass
-
-    threading.Thread(target=target, name=f"labkit-body-{fn.__name__}", daemon=True).start()
-    return await future
+        except PydanticSerializationError as exc:  # e.g. a default value that is an arbitrary object
+            raise ToolArgumentsError(self.name, f"a value has no JSON form for its signature ({exc})") from None
+        except (ValueError, RecursionError) as exc:  # too deep to walk or to serialise
+            raise ToolArgumentsError(self.name, f"arguments nested too deeply ({exc})") from None

@@ -4,8 +4,10 @@ The canonical text of a JSON value is built so that two values the host
 should treat as "the same call" give the same text, and nothing else does:
 
 * object keys are sorted by code point, so key order never matters;
-* numbers are exact decimals: ``42``, ``42.0`` and ``4.2e1`` are one value,
-  while ``2**53 + 1`` and ``2**53`` stay apart (no float rounding);
+* numbers are exact decimals, whatever their type (``int``, ``float``,
+  ``Decimal``): ``42``, ``42.0`` and ``4.2e1`` are one value, ``1.10`` and
+  ``1.1`` are one value, while ``2**53 + 1`` and ``2**53`` stay apart (no
+  float rounding);
 * ``true``/``false`` are never numbers, so ``true`` differs from ``1``;
 * strings are compared exactly (case and whitespace count), array order
   counts and ``null`` counts;
@@ -36,18 +38,33 @@ _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
 _encode_str = encode_basestring  # what _dumps_str does for a str, without the method's dispatch
 
 
-def _number(value: int | float) -> str:
+def _number(value: int | float | Decimal) -> str:
+    """The canonical text of a number: one exact-decimal form whatever its type (SPEC §3.2).
+
+    ``int``, ``float`` and ``Decimal`` all become a :class:`~decimal.Decimal`
+    first (a float holding an integer as that integer, any other float by
+    its shortest round-trip text, so ``0.1`` is ``1e-1`` and not the binary
+    value's 55 digits), then trailing zeros move into the
+    exponent: ``42``, ``42.0``, ``4.2e1`` and ``Decimal("42.00")`` are all
+    ``42``; ``1.10`` and ``1.1`` are both ``11e-1``; ``-0.0`` is ``0``.
+
+    Raises:
+        NonFiniteNumber: NaN or an infinity (a float or a Decimal).
+    """
+    if type(value) is int and -(10**15) < value < 10**15 and value % 10:
+        return str(value)  # the common case: an int without trailing zeros is its own canonical text
     if isinstance(value, float):
         if not math.isfinite(value):
             raise NonFiniteNumber(f"{value!r} is not a finite number")
-        if value.is_integer():  # exact: a float holding an integer equals that integer
-            value = int(value)
-        else:
-            sign, digits, exponent = Decimal(repr(value)).as_tuple()
-            return _decimal_text(sign, digits, int(exponent))
-    if -(10**15) < value < 10**15 and value % 10:  # the common case: no trailing zeros
-        return str(value)
-    sign, digits, exponent = Decimal(value).as_tuple()
+        # a float holding an integer is exactly that integer (2.0**60 is 2**60, whatever repr prints)
+        number = Decimal(int(value)) if value.is_integer() else Decimal(repr(value))
+    elif isinstance(value, Decimal):
+        if not value.is_finite():
+            raise NonFiniteNumber(f"{value!r} is not a finite number")
+        number = value
+    else:
+        number = Decimal(value)  # exact for an int of any size
+    sign, digits, exponent = number.as_tuple()
     return _decimal_text(sign, digits, int(exponent))
 
 
@@ -67,8 +84,8 @@ def canonical(value: object) -> str:
     """Return the canonical text of a JSON-shaped value.
 
     Args:
-        value: ``None``, ``bool``, ``int``, ``float``, ``str``, a sequence
-            (list/tuple) or a mapping with string keys, nested freely.
+        value: ``None``, ``bool``, ``int``, ``float``, ``Decimal``, ``str``,
+            a sequence (list/tuple) or a mapping with string keys, nested freely.
 
     Returns:
         A string; equal strings mean the host treats the values as one.
@@ -92,7 +109,7 @@ def canonical(value: object) -> str:
         return "false"
     if isinstance(value, str):
         return _dumps_str(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, Decimal)):  # bool was answered above: never a number
         return _number(value)
     if isinstance(value, Mapping):
         items = sorted(value.items())

@@ -63,12 +63,17 @@ def build(
     limits: Limits | None = None,
     capabilities: Sequence[str] = (CAP,),
     stream: bool = False,
+    concurrent: bool = False,
 ) -> tuple[SimpleAgent, ScriptedTransport, ExecutionScope]:
-    """A simple agent over a scripted transport with tools ``name -> body`` (all needing ``CAP``)."""
+    """A simple agent over a scripted transport with tools ``name -> body`` (all needing ``CAP``).
+
+    ``concurrent`` runs the calls of one response at once (``concurrent_tool_calls``);
+    by default they run one after another, as in the seed (SPEC §3.1).
+    """
     scope = ExecutionScope(limits or Limits(), capabilities)
     guarded = [scope.tool(name, CAP, body) for name, body in tools.items()]
     transport = ScriptedTransport(script)
-    agent = SimpleAgent(CountingClient(transport, scope), guarded, instructions="test", stream=stream)
+    agent = SimpleAgent(CountingClient(transport, scope), guarded, instructions="test", stream=stream, concurrent_tool_calls=concurrent)
     return agent, transport, scope
 
 

@@ -96,7 +96,7 @@ async def test_a_batch_repeating_one_signature_is_stopped_by_the_guard() -> None
 
 @BOTH
 @asynctest
-async def test_a_halt_mid_batch_leaves_one_result_per_call_id(agent: str) -> None:
+async def test_a_halt_mid_batch_leaves_one_result_per_call_id_when_calls_run_concurrently(agent: str) -> None:
     entered = asyncio.Event()
 
     async def slow(x: int) -> str:
@@ -112,7 +112,9 @@ async def test_a_halt_mid_batch_leaves_one_result_per_call_id(agent: str) -> Non
     ]
     batch = [Call("slow", {"x": 1}, id="a"), Call("forbidden", {"x": 2}, id="b"), Call("fast", {"x": 3}, id="c")]
     cls = HarnessAgent if agent == "harness" else SimpleAgent
-    built = cls(CountingClient(ScriptedTransport([batch, "done"]), scope), tools, instructions="test")
+    built = cls(
+        CountingClient(ScriptedTransport([batch, "done"]), scope), tools, instructions="test", concurrent_tool_calls=True
+    )
     outcome = await run_agent(built, "go", is_complete=lambda: True)
     assert outcome.status is RunStatus.PERMISSION_DENIED
     assert entered.is_set()
@@ -123,6 +125,40 @@ async def test_a_halt_mid_batch_leaves_one_result_per_call_id(agent: str) -> Non
     assert results["b"][0].startswith("refused: PermissionDenied")
     assert results["c"][0].split(":")[0] in {"refused", "cancelled", "3"}
     assert [m.role for m in outcome.transcript[-3:]] == ["tool"] * 3
+
+
+@BOTH
+@asynctest
+async def test_calls_of_one_reply_run_one_after_another_by_default(agent: str) -> None:
+    """SPEC §3.1, as in the seed: call n+1 starts after call n ended; after a halt no body starts."""
+    order: list[str] = []
+
+    async def step(x: int) -> str:
+        order.append(f"enter {x}")
+        await asyncio.sleep(0)  # a concurrent sibling would enter here
+        order.append(f"leave {x}")
+        return str(x)
+
+    scope = ExecutionScope(Limits(), {"lab.read"})
+    tools = [scope.tool("step", "lab.read", step), scope.tool("forbidden", "lab.write", _echo)]
+    batch = [
+        Call("step", {"x": 1}, id="a"),
+        Call("step", {"x": 2}, id="b"),
+        Call("forbidden", {"x": 3}, id="c"),
+        Call("step", {"x": 4}, id="d"),
+    ]
+    cls = HarnessAgent if agent == "harness" else SimpleAgent
+    built = cls(CountingClient(ScriptedTransport([batch, "done"]), scope), tools, instructions="test")
+    assert built.concurrent_tool_calls is False
+    outcome = await run_agent(built, "go", is_complete=lambda: True)
+    assert outcome.status is RunStatus.PERMISSION_DENIED
+    assert order == ["enter 1", "leave 1", "enter 2", "leave 2"]  # in order; nothing after the halt
+    results = tool_results(outcome.transcript)
+    assert {k: len(v) for k, v in results.items()} == {"a": 1, "b": 1, "c": 1, "d": 1}
+    assert (results["a"], results["b"]) == (["1"], ["2"])
+    assert results["c"][0].startswith("refused: PermissionDenied")
+    assert results["d"][0].startswith("refused: PermissionDenied: the run was already stopped")
+    assert [e.kind for e in outcome.events].count("ToolCall") == 2
 
 
 def _echo(x: int) -> str:

@@ -122,7 +122,7 @@ def test_halt_then_caller_cancel_caller_wins() -> None:
 
     async def scenario() -> ExecutionScope:
         batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
-        agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1))
+        agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1), concurrent=True)
         holder["run"] = asyncio.create_task(go(agent))
         with pytest.raises(asyncio.CancelledError):
             await holder["run"]
@@ -159,14 +159,16 @@ def test_deadline_then_caller_cancel_caller_wins() -> None:
 
 
 def test_caller_cancel_then_deadline_caller_wins() -> None:
+    caller: dict[str, asyncio.Task[Any]] = {}
+
     async def waiting(n: int) -> str:
-        task = asyncio.current_task()  # a single call runs in the run's own task
         time.sleep(PAST_DEADLINE_S)  # block the loop: the deadline is due but has not fired
-        task.cancel()  # the caller cancels first, in the same tick
+        caller["task"].cancel()  # the caller cancels first, in the same tick
         await asyncio.sleep(0)
         return "unreachable"
 
     async def scenario() -> ExecutionScope:
+        caller["task"] = asyncio.current_task()  # the task awaiting the run
         agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
         with pytest.raises(asyncio.CancelledError):
             await go(agent)
@@ -192,7 +194,9 @@ def test_halt_then_deadline_first_wins() -> None:
         return "unreachable"
 
     batch = [Call("waiting", {"n": 1}, id="a"), Call("waiting", {"n": 2}, id="b")]
-    agent, _, scope = build([batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1, deadline_s=DEADLINE_S))
+    agent, _, scope = build(
+        [batch, "never"], {"waiting": waiting}, limits=Limits(tool_calls=1, deadline_s=DEADLINE_S), concurrent=True
+    )
 
     outcome = asyncio.run(go(agent))
 
@@ -236,32 +240,130 @@ def test_deadline_then_halt_first_wins() -> None:
 
 
 @pytest.mark.parametrize("swallow", [False, True], ids=["reraises", "swallows-and-returns"])
-def test_deadline_vs_async_body_with_slow_cleanup(swallow: bool) -> None:
-    cleaned: list[bool] = []
+@pytest.mark.parametrize("how", ["await run_agent", "run_sync"])
+def test_the_deadline_does_not_wait_for_an_async_body_whose_cleanup_ignores_cancellation(swallow: bool, how: str) -> None:
+    """SPEC §3.4: the run returns within the grace after its deadline; the body is abandoned.
 
-    async def slow_cleanup(n: int) -> str:
+    The cleanup waits on a threading.Event that is set only after the run has
+    returned: a run that waited for the cleanup would never return (the
+    outer ``wait_for`` turns such a hang into a failure, not a timing check).
+    """
+    release = threading.Event()
+    cleaned: list[str] = []
+
+    async def stubborn(n: int) -> str:
         try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            await asyncio.sleep(0.05)  # a slow cleanup, itself awaiting
-            cleaned.append(True)
-            if swallow:
-                return "LATE RESULT"  # ignores the cancellation and returns anyway
-            raise
-        return "unreachable"
+            await asyncio.sleep(30)
+        finally:
+            while not release.is_set():  # a cleanup that ignores every cancellation
+                try:
+                    await asyncio.sleep(0.005)
+                except asyncio.CancelledError:
+                    pass
+            cleaned.append("done")
+        return "LATE RESULT" if swallow else "unreachable"
 
     agent, transport, scope = build(
-        [Call("slow", {"n": 1}, id="s1"), "never"], {"slow": slow_cleanup}, limits=Limits(deadline_s=DEADLINE_S)
+        [Call("slow", {"n": 1}, id="s1"), "never"], {"slow": stubborn}, limits=Limits(deadline_s=DEADLINE_S)
     )
-
-    outcome = asyncio.run(go(agent))
-
+    try:
+        if how == "run_sync":  # labkit.run's path: closing the run's loop does not wait for the body either
+            outcome = run_sync_with_hang_guard(go(agent))
+        else:
+            outcome = asyncio.run(asyncio.wait_for(go(agent), 10))
+        assert cleaned == []  # the run returned while the cleanup was still running
+    finally:
+        release.set()
     assert outcome.status is RunStatus.DEADLINE_EXCEEDED
-    assert cleaned == [True]  # an async body's cleanup runs to its end (no forced stop)
     assert results(outcome) == {"s1": ["cancelled: the run stopped before this call finished"]}
     assert list(outcome.events) == [*tool_round("slow", 1), ev("DeadlineExceeded", "run", 1)]
-    assert list(scope.events) == list(outcome.events)
     assert transport.calls == 1
+
+
+def test_an_abandoned_body_finishing_later_records_nothing() -> None:
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    async def stubborn(n: int) -> str:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            await asyncio.shield(release.wait())  # ignores cancellation until released
+            finished.append("late")
+        return "LATE RESULT"
+
+    async def scenario() -> tuple[Any, Any, ExecutionScope]:
+        agent, transport, scope = build(
+            [Call("slow", {"n": 1}, id="s1"), "answer after the late result"], {"slow": stubborn}, limits=Limits(deadline_s=DEADLINE_S)
+        )
+        outcome = await asyncio.wait_for(go(agent), 10)
+        events_then, usage_then = scope.events, scope.usage
+        release.set()
+        for _ in range(20):  # the abandoned loop now finishes its body and tries to go on
+            await asyncio.sleep(0.005)
+        assert finished == ["late"]
+        assert scope.events == events_then == outcome.events  # nothing recorded after the run
+        assert scope.usage[:3] == usage_then[:3]
+        assert transport.calls == 1  # the abandoned loop made no further model call
+        return outcome, transport, scope
+
+    outcome, _, _ = asyncio.run(scenario())
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert "LATE RESULT" not in str(outcome.transcript)
+
+
+def test_a_halt_does_not_wait_for_a_concurrent_sibling_whose_cleanup_ignores_cancellation() -> None:
+    release = threading.Event()
+
+    async def stubborn(n: int) -> str:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            while not release.is_set():
+                try:
+                    await asyncio.sleep(0.005)
+                except asyncio.CancelledError:
+                    pass
+        return "late"
+
+    async def forbidden(n: int) -> str:
+        await asyncio.sleep(0)
+        return "never"
+
+    scope = ExecutionScope(Limits(), {CAP})
+    tools = [scope.tool("slow", CAP, stubborn), scope.tool("forbidden", "not.granted", forbidden)]
+    batch = [Call("slow", {"n": 1}, id="a"), Call("forbidden", {"n": 2}, id="b")]
+    agent = SimpleAgent(
+        CountingClient(labkit_scripted(batch), scope), tools, instructions="t", concurrent_tool_calls=True
+    )
+    try:
+        outcome = asyncio.run(asyncio.wait_for(run_agent(agent, "go", is_complete=lambda: True), 10))
+    finally:
+        release.set()
+    assert outcome.status is RunStatus.PERMISSION_DENIED
+    assert results(outcome) == {
+        "a": ["cancelled: the run stopped before this call finished"],
+        "b": [results(outcome)["b"][0]],
+    }
+    assert results(outcome)["b"][0].startswith("refused: PermissionDenied")
+
+
+def labkit_scripted(batch: list[Call]) -> Any:
+    from labkit import ScriptedTransport
+
+    return ScriptedTransport([batch, "never"])
+
+
+def run_sync_with_hang_guard(coro: Any) -> Any:
+    """labkit.run_sync in a thread, failing (not hanging) if it does not return in 10 s."""
+    from labkit import run_sync
+
+    box: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: box.update(value=run_sync(coro)), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert "value" in box, "the run waited for the abandoned body"
+    return box["value"]
 
 
 @pytest.mark.parametrize("who", ["deadline", "caller"])

@@ -45,7 +45,7 @@ def _parallel_round(tool: str, admitted: int, refused_at: int, halt: str, count:
 def test_p1_01_parallel_overshoot(seed: int) -> None:
     probe = TestProbe(random.Random(seed), max_delay_s=0.002)
     batch = [Call("probe", {"n": i}, id=str(i)) for i in range(1, 9)]
-    agent, transport, scope = build([batch], {"probe": probe.probe}, limits=Limits(tool_calls=6))
+    agent, transport, scope = build([batch], {"probe": probe.probe}, limits=Limits(tool_calls=6), concurrent=True)
 
     outcome = asyncio.run(go(agent))
 
@@ -329,10 +329,11 @@ def test_p1_09_caller_cancel_reaches_the_tool() -> None:
 
 def test_p1_09_caller_cancel_and_deadline_in_the_same_tick_caller_wins() -> None:
     async def scenario():
+        caller = asyncio.current_task()  # the task awaiting the run
+
         async def waiting(n: int) -> str:
-            task = asyncio.current_task()  # the run's task: a single call runs inline
             time.sleep(0.08)  # block the loop: the 0.05 s deadline is now due but has not fired
-            task.cancel()  # the caller cancels in the same tick
+            caller.cancel()  # the caller cancels in the same tick
             await asyncio.sleep(0)  # the loop now delivers both
             return "unreachable"
 
@@ -407,7 +408,7 @@ def test_p1_11_reordered_and_retyped_duplicates(seed: int, annotation: str) -> N
 
     order = rng.sample(_VARIANTS, k=3)
     batch = [Call("f", text, id=f"f{i}") for i, text in enumerate(order, 1)]
-    agent, transport, _ = build([batch], {"f": f}, limits=Limits(repetitions=2))
+    agent, transport, _ = build([batch], {"f": f}, limits=Limits(repetitions=2), concurrent=True)
 
     outcome = asyncio.run(go(agent))
 

@@ -182,11 +182,14 @@ async def _hold_after_halt(invocation: ToolInvocation, next) -> object:
         raise
 
 
+CALLER: dict[str, asyncio.Future] = {}
+
+
 async def _cancel_after_halt(invocation: ToolInvocation, next) -> object:
     try:
         return await next(invocation)
     except RunHalted:
-        asyncio.current_task().cancel()  # no await between the halt and the end of the run
+        CALLER["task"].cancel()  # the caller cancels, with no await between the halt and the end of the run
         raise
 
 
@@ -204,6 +207,7 @@ async def test_internal_halt_first_then_caller_cancels_the_caller_wins(middlewar
         middleware=(middleware, observe_middleware),
     )
     run = asyncio.ensure_future(_run(agent, task))
+    CALLER["task"] = run
     if middleware is _hold_after_halt:
         await HALTED.wait()
         run.cancel()

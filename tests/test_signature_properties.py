@@ -117,3 +117,69 @@ def test_typed_int_argument_direct_and_json_float_text(n: int) -> None:
         assert halt.reason is StopReason.REPEATED_CALL
     else:
         raise AssertionError("42 and 42.0 were two signatures")
+
+
+# -- one exact-decimal form for every numeric type (SPEC §3.2; issue 11) ----------------------------
+
+from decimal import Decimal  # noqa: E402
+
+finite_decimals = st.decimals(allow_nan=False, allow_infinity=False, places=None).filter(
+    lambda d: abs(d.as_tuple().exponent) < 400  # type: ignore[operator]
+)
+
+
+def _pad(value: Decimal, zeros: int) -> Decimal:
+    """The same value written with ``zeros`` more trailing zeros (``1.1`` -> ``1.100``)."""
+    sign, digits, exponent = value.as_tuple()
+    return Decimal((sign, digits + (0,) * zeros, int(exponent) - zeros))
+
+
+@given(finite_decimals, st.integers(min_value=0, max_value=5))
+def test_a_decimal_with_trailing_zeros_is_one_value(value: Decimal, zeros: int) -> None:
+    padded = _pad(value, zeros)
+    assert padded == value
+    assert canonical(padded) == canonical(value)
+
+
+@given(finite_decimals, finite_decimals)
+def test_two_decimals_share_a_text_exactly_when_they_are_equal(a: Decimal, b: Decimal) -> None:
+    assert (canonical(a) == canonical(b)) == (a == b)
+
+
+@given(st.integers())
+def test_an_int_its_decimal_and_its_exact_float_are_one_value(n: int) -> None:
+    assert canonical(Decimal(n)) == canonical(n)
+    assert canonical(_pad(Decimal(n), 2)) == canonical(n)  # n.00
+    if float(n) == n:
+        assert canonical(float(n)) == canonical(n)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_is_the_decimal_of_its_shortest_text(x: float) -> None:
+    expected = Decimal(int(x)) if x.is_integer() else Decimal(repr(x))
+    assert canonical(x) == canonical(expected)
+    assert canonical(json.loads(json.dumps(x))) == canonical(x)  # through JSON and back: one value
+
+
+def test_the_issue_examples() -> None:
+    assert canonical(Decimal("1.10")) == canonical(Decimal("1.100")) == canonical(Decimal("1.1")) == canonical(1.1)
+    assert canonical(42) == canonical(42.0) == canonical(4.2e1) == canonical(Decimal("42.00")) == canonical(Decimal("4.2E+1"))
+    assert canonical(Decimal("-0.0")) == canonical(0) == canonical(-0.0)
+    assert canonical(True) != canonical(Decimal(1))
+
+
+@settings(max_examples=50)
+@given(st.decimals(min_value=-(10**6), max_value=10**6, allow_nan=False, allow_infinity=False, places=3), st.integers(0, 3))
+def test_a_decimal_argument_resent_with_other_trailing_zeros_is_a_repetition(value: Decimal, zeros: int) -> None:
+    def pay(amount: Decimal) -> str:
+        return "paid"
+
+    tool = ExecutionScope(Limits(tool_calls=5, repetitions=1), {"pay"}).tool("pay", "pay", pay)
+    tool.invoke({"amount": value})
+    text = format(value, "f") + ("0" * zeros if "." in format(value, "f") else ("." + "0" * zeros if zeros else ""))
+    try:
+        tool.invoke('{"amount": ' + text + "}")  # the model resends the amount, written another way
+    except RunHalted as halt:
+        assert halt.reason is StopReason.REPEATED_CALL
+    else:
+        raise AssertionError(f"{text} was not a repetition of {value}")
