@@ -348,7 +348,9 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
             return 0, "exit 0"
         if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
             choices = ", ".join(repr(name) for name in SCENARIOS)
-            raise _UsageError(f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})")
+            raise _UsageError(
+                f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"
+            )
         if args.runtime and args.simple:
             raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
         limits = _limits(args)

@@ -76,7 +76,8 @@ class Tool:
         params = list(inspect.signature(self.body).parameters.values())[1 if inspect.ismethod(self.body) else 0 :]
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
             raise UserError(
-                f"tool {self.name!r}: the body's first parameter receives the host state, e.g. def {self.name}(state, x: int)"
+                f"tool {self.name!r}: the body's first parameter receives the host state, "
+                f"e.g. def {self.name}(state, x: int)"
             )
 
     def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:

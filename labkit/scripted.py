@@ -201,7 +201,9 @@ def _check_step(step: object, number: int) -> None:
         return
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         return
-    raise TypeError(f"step {number} is not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)")
+    raise TypeError(
+        f"step {number} is not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)"
+    )
 
 
 def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
@@ -220,7 +222,9 @@ def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
 
 
 def _calls(calls: Sequence[Call], number: int) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(calls, 1))
+    return tuple(
+        ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(calls, 1)
+    )
 
 
 def _pieces(step: Step, text: str) -> list[str]:

@@ -122,7 +122,7 @@ def test_after_a_halt_in_a_batch_no_body_starts_and_the_loop_stops(agent: str) -
     batch = labkit.scenario(
         "batch",
         tools=[Tool("shelve", "shelf.write", shelve)],
-        script=[[Call("shelve", {"title": "Dune"}), Call("shelve", {"title": "Dune"}), Call("shelve", {"title": "Emma"})]],
+        script=[[Call("shelve", {"title": t}) for t in ("Dune", "Dune", "Emma")]],
         done=lambda shelf: False,
         state=Shelf,
     )
@@ -214,7 +214,9 @@ def test_the_console_runs_a_scenario_under_a_runtime(runtime: str, capsys: pytes
     assert (data["status"], data["events"]) == (reference["status"], reference["events"])
 
 
-def test_the_console_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_console_names_the_missing_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import labkit.adapters as adapters
     from labkit.cli import main
 

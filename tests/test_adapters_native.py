@@ -67,7 +67,9 @@ async def maf_alone(steps: Any, **configuration: int) -> Native:
         def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
             async def reply() -> ChatResponse:
                 seen.model_calls += 1
-                calls = [Content.from_function_call(i, n, arguments=json.dumps(a)) for n, a, i in steps(seen.model_calls)]
+                calls = [
+                    Content.from_function_call(i, n, arguments=json.dumps(a)) for n, a, i in steps(seen.model_calls)
+                ]
                 return ChatResponse(messages=[Message(role="assistant", contents=calls)])
 
             return reply()
@@ -92,7 +94,8 @@ async def pydantic_ai_alone(steps: Any, **limits: int) -> Native:
 
     async def model(messages: Any, info: Any) -> ModelResponse:
         seen.model_calls += 1
-        return ModelResponse(parts=[ToolCallPart(n, json.dumps(a), tool_call_id=i) for n, a, i in steps(seen.model_calls)])
+        parts = [ToolCallPart(n, json.dumps(a), tool_call_id=i) for n, a, i in steps(seen.model_calls)]
+        return ModelResponse(parts=parts)
 
     agent = Agent(FunctionModel(model))
 
@@ -179,7 +182,9 @@ def test_maf_alone_makes_an_extra_final_call_and_overshoots_after_a_batch() -> N
     alone = asyncio.run(maf_alone(one_new_id, max_iterations=LIMITS.model_calls))
     assert alone.model_calls == LIMITS.model_calls + 1  # the final call with tools disabled
     assert alone.ending.startswith("text: ")  # ends like any answer: no stop status
-    batch = asyncio.run(maf_alone(three_new_ids, max_iterations=LIMITS.model_calls, max_function_calls=LIMITS.tool_calls))
+    batch = asyncio.run(
+        maf_alone(three_new_ids, max_iterations=LIMITS.model_calls, max_function_calls=LIMITS.tool_calls)
+    )
     assert batch.bodies == 6 > LIMITS.tool_calls  # checked after the whole batch
     labkit_bounds_hold("maf")
 

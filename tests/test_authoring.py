@@ -77,6 +77,9 @@ def test_the_seed_scenarios_are_declared_with_the_same_api() -> None:
         assert redeclared == seed
 
 
+ONE = [Tool("a", "c", lambda s: 1)]
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
@@ -84,10 +87,10 @@ def test_the_seed_scenarios_are_declared_with_the_same_api() -> None:
         (lambda: Tool("", "math.add", lambda s: 1), "tool name is a non-empty str"),
         (lambda: Tool("add", "math.add", 42), "must be a function"),
         (lambda: labkit.scenario("x", tools=[], script=["ok"], done=bool), "non-empty list of labkit.Tool"),
-        (lambda: labkit.scenario("x", tools=[Tool("a", "c", lambda s: 1)] * 2, script=["ok"], done=bool), "share a name"),
-        (lambda: labkit.scenario("x", tools=[Tool("a", "c", lambda s: 1)], script=[42], done=bool), "not a script step"),
+        (lambda: labkit.scenario("x", tools=ONE * 2, script=["ok"], done=bool), "share a name"),
+        (lambda: labkit.scenario("x", tools=ONE, script=[42], done=bool), "not a script step"),
         (
-            lambda: labkit.scenario("x", tools=[Tool("a", "c", lambda s: 1)], script=["ok"], done=bool, capabilities="c"),
+            lambda: labkit.scenario("x", tools=ONE, script=["ok"], done=bool, capabilities="c"),
             "collection of names",
         ),
         (lambda: Reply("text", []), "non-empty list of Call"),

@@ -62,10 +62,18 @@ RUNTIMES: dict[str, Runtime] = {
         name="maf", module="maf", imports="agent_framework", distribution="agent-framework-core", extra="maf"
     ),
     "pydantic-ai": Runtime(
-        name="pydantic-ai", module="pydanticai", imports="pydantic_ai", distribution="pydantic-ai-slim", extra="pydantic-ai"
+        name="pydantic-ai",
+        module="pydanticai",
+        imports="pydantic_ai",
+        distribution="pydantic-ai-slim",
+        extra="pydantic-ai",
     ),
     "openai-agents": Runtime(
-        name="openai-agents", module="openai_agents", imports="agents", distribution="openai-agents", extra="openai-agents"
+        name="openai-agents",
+        module="openai_agents",
+        imports="agents",
+        distribution="openai-agents",
+        extra="openai-agents",
     ),
 }
 """The runtimes labkit can put its scope around, by console name."""

@@ -100,7 +100,9 @@ class Agent(ForeignAgent):
         return response.text or None
 
 
-class _CountingChatClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], ChatTelemetryLayer[Any], BaseChatClient[Any]):
+class _CountingChatClient(
+    FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], ChatTelemetryLayer[Any], BaseChatClient[Any]
+):
     """A chat client with the framework's standard layers whose every call is one counted labkit model call."""
 
     OTEL_PROVIDER_NAME = "labkit"
@@ -116,7 +118,9 @@ class _CountingChatClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any]
             stream=stream,
         )
 
-    def _inner_get_response(self, *, messages: Sequence[_MafMessage], stream: bool, options: Mapping[str, Any], **kwargs: Any) -> Any:
+    def _inner_get_response(
+        self, *, messages: Sequence[_MafMessage], stream: bool, options: Mapping[str, Any], **kwargs: Any
+    ) -> Any:
         request = self._request(messages, stream)
         if stream:
             return self._build_response_stream(self._stream(request))

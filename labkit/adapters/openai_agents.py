@@ -100,14 +100,19 @@ class _CountingModel(Model):
             stream=stream,
         )
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,  # noqa: ANN001, PLR0913
-                           tracing, *, previous_response_id=None, conversation_id=None, prompt=None) -> ModelResponse:  # noqa: ANN001
+    async def get_response(  # the SDK's Model interface, parameter for parameter
+        self, system_instructions: Any, input: Any, model_settings: Any, tools: Any, output_schema: Any,
+        handoffs: Any, tracing: Any, *, previous_response_id: Any = None, conversation_id: Any = None,
+        prompt: Any = None,
+    ) -> ModelResponse:
         reply = await self.owner.client.complete(self._request(input, False))
         return ModelResponse(output=_output(reply), usage=Usage(requests=1), response_id=None)
 
-    async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,  # noqa: ANN001, PLR0913
-                              tracing, *, previous_response_id=None, conversation_id=None,  # noqa: ANN001
-                              prompt=None) -> AsyncIterator[Any]:  # noqa: ANN001
+    async def stream_response(
+        self, system_instructions: Any, input: Any, model_settings: Any, tools: Any, output_schema: Any,
+        handoffs: Any, tracing: Any, *, previous_response_id: Any = None, conversation_id: Any = None,
+        prompt: Any = None,
+    ) -> AsyncIterator[Any]:
         reply = await assemble(self.owner.client.stream(self._request(input, True)))
         response = Response(
             id="labkit-response", created_at=0, model="labkit-counting-client", object="response",
