@@ -227,3 +227,26 @@ def test_the_console_names_the_missing_extra(
     assert "--simple and --runtime" in capsys.readouterr().err
     assert main(["run", "complete", "--runtime", "langchain"]) == labkit.EXIT_USAGE
     assert "invalid choice: 'langchain'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_deadline_reaches_a_body_inside_the_foreign_loop(agent: str) -> None:
+    async def stuck(state: Shelf, title: str) -> str:
+        """Never returns on its own."""
+        state.log.append(f"start {title}")
+        await asyncio.sleep(3600)
+        return "never"
+
+    waits = labkit.scenario(
+        "stuck",
+        tools=[Tool("stuck", "shelf.write", stuck)],
+        script=[Call("stuck", {"title": "Dune"}), "unreachable"],
+        done=bool,
+        state=Shelf,
+        limits={"deadline_s": 0.3},
+    )
+    outcome, setup = run_setup(waits, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (
+        RunStatus.DEADLINE_EXCEEDED, 1, 1
+    )
+    assert setup.task.log == ["start Dune"] and outcome.text is None
