@@ -10,7 +10,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test install notebooks bench clean
+.PHONY: lab update-workbook test install notebooks bench clean real-server
 
 install: $(STAMP)
 
@@ -38,6 +38,11 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
 	$(BIN)/python -m benchmarks
+
+# Build llama.cpp's server and llama-cpp-python's server once (10 to 30 minutes on 2 cores), cached
+# outside the repository; `make test` then also runs every scenario against them (tests/test_real_server.py).
+real-server:
+	scripts/build_real_server.sh
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
 # outputs, regenerate the learner edition in workbook/ and the list of predictions in

@@ -17,7 +17,12 @@ body or its result failed, or the arguments did not bind), ``refused: ...``
 (refused before its body: by the guard, or by the run's stop already
 recorded), or ``cancelled: ...`` (the run stopped while it ran, or before it
 started). A reply whose call ids repeat is not run at all: each distinct id
-gets one error result and the loop asks the model again.
+gets one error result and the loop asks the model again. A reply cut at the
+output-token cap (``Message.truncated``) is not run either: its calls may be
+incomplete, so none reaches a guard; each gets a result saying the reply was
+cut. A call naming no tool of the agent gets an
+error result and records no event; ``RunOutcome.unknown_tool_requests``
+lists such calls.
 
 The harness differs only in what it composes around the loop, and it says
 so: :attr:`HarnessAgent.capabilities` lists every optional capability, and
@@ -210,6 +215,9 @@ class SimpleAgent:
             transcript.append(reply)
             if not reply.tool_calls:
                 return reply.text
+            if reply.truncated:  # cut at the output-token cap: no call of it reaches a guard (SPEC §6)
+                transcript.extend(_cut(call_id) for call_id in dict.fromkeys(c.id for c in reply.tool_calls))
+                continue
             await self._invoke_all(reply.tool_calls, transcript)
         return None
 
@@ -218,7 +226,7 @@ class SimpleAgent:
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
-            return Message.tool_result(call.id, f"error: unknown tool {call.name!r}; available tools: {known}")
+            return Message.tool_result(call.id, f"{UNKNOWN_TOOL} {call.name!r}; available tools: {known}")
         cancelling = _cancelling()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
@@ -334,6 +342,19 @@ def _safe_str(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # an exception whose own __str__ fails
         return f"<{type(exc).__name__} whose message cannot be shown>"
+
+
+UNKNOWN_TOOL = "error: unknown tool"
+"""How the result of a call naming no tool of the agent starts (no guard, no body, no event)."""
+
+CUT = "error: the reply was cut at the output-token cap"
+"""How the result of each call of a reply cut at the cap starts (none of them ran)."""
+
+
+def _cut(call_id: str) -> Message:
+    return Message.tool_result(
+        call_id, f"{CUT} (finish_reason \"length\") before this call was complete; it was not run, ask again"
+    )
 
 
 def _refused(call: ToolCall, halt: RunHalted) -> Message:

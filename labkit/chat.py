@@ -68,6 +68,9 @@ class Message(BaseModel):
         text: the text, or ``None`` (an assistant message with only tool calls).
         tool_calls: tool calls requested by an assistant message.
         tool_call_id: for a ``tool`` message, the call it answers.
+        truncated: an assistant reply cut at the output-token cap
+            (``finish_reason: "length"``); none of its tool calls is run
+            (SPEC §6 "Live").
     """
 
     model_config = ConfigDict(frozen=True)
@@ -76,6 +79,7 @@ class Message(BaseModel):
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    truncated: bool = False
 
     # The constructors below validate exactly as ``cls(**fields)`` does, through the model's own
     # validator called with a dict (``model_validate`` without its Python wrapper): ~0.4 µs less
@@ -133,12 +137,19 @@ class ChatRequest(BaseModel):
 
 
 class ChatChunk(BaseModel):
-    """A piece of a reply: some text and/or whole tool calls."""
+    """A piece of a reply: some text and/or whole tool calls.
+
+    Attributes:
+        finish_reason: why the reply ended, as the server said it
+            (``"stop"``, ``"tool_calls"``, ``"length"`` for a reply cut at the
+            output-token cap, ...); ``None`` when not known (scripted replies).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -158,14 +169,21 @@ class Transport(Protocol):
 
 
 async def assemble(chunks: AsyncIterator[ChatChunk]) -> Message:
-    """Join a stream of chunks into one assistant :class:`Message`."""
+    """Join a stream of chunks into one assistant :class:`Message`.
+
+    The message is ``truncated`` when a chunk says the reply was cut at the
+    output-token cap (``finish_reason == "length"``).
+    """
     texts: list[str] = []
     calls: list[ToolCall] = []
+    truncated = False
     async for chunk in chunks:
         if chunk.text:
             texts.append(chunk.text)
         calls.extend(chunk.tool_calls)
-    return Message.assistant("".join(texts) if texts else None, tuple(calls))
+        truncated = truncated or chunk.finish_reason == "length"
+    message = Message.assistant("".join(texts) if texts else None, tuple(calls))
+    return message.model_copy(update={"truncated": True}) if truncated else message
 
 
 class CountingClient:
@@ -191,50 +209,75 @@ class CountingClient:
         self.scope.before_model_call()  # the one place every model call is counted
         return self.transport.send(request)
 
+    @property
+    def retries(self) -> int:
+        """How often a call that ended ``ProviderUnavailable`` is made again: the transport's
+        ``retries`` attribute, 0 when it has none. Retries sit above the counter: each
+        one is a new, counted model call (SPEC §3.3)."""
+        return int(getattr(self.transport, "retries", 0) or 0)
+
     async def complete(self, request: ChatRequest) -> Message:
         """Make one non-streaming model call and return the reply.
 
         Raises:
             RunHalted: ``ModelBudget`` (the transport is not called), or an earlier stop.
-            ProviderUnavailable: the transport could not reach its endpoint, or
-                it cancelled its own request: it raised ``CancelledError``
-                while nobody cancelled the run (SPEC §3.4: neither the caller's
-                cancellation nor ``DeadlineExceeded``).
+            ProviderUnavailable: the transport could not reach its endpoint
+                (after :attr:`retries` more counted calls), or it cancelled its
+                own request: it raised ``CancelledError`` while nobody cancelled
+                the run (SPEC §3.4: neither the caller's cancellation nor
+                ``DeadlineExceeded``; such a call is not made again).
             asyncio.CancelledError: the run was cancelled (the caller, the
                 deadline or a stop recorded from outside).
         """
         if request.stream:
             request = request.model_copy(update={"stream": False})
-        chunks = self._send(request)  # counted (or refused) here, before the transport runs
-        cancelling = _cancelling()
-        try:
-            return await assemble(chunks)
-        except asyncio.CancelledError as exc:
-            if self._run_cancelled(cancelling):
-                raise
-            raise self._provider_cancelled(exc) from exc
+        retries = self.retries
+        while True:
+            chunks = self._send(request)  # counted (or refused) here, before the transport runs
+            cancelling = _cancelling()
+            try:
+                return await assemble(chunks)
+            except asyncio.CancelledError as exc:
+                if self._run_cancelled(cancelling):
+                    raise
+                raise self._provider_cancelled(exc) from exc
+            except ProviderUnavailable:
+                if retries <= 0:
+                    raise
+                retries -= 1
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
         """Make one streaming model call; the call is counted before the first chunk.
 
         A refused call raises before any chunk is produced; an admitted one
-        counts once however many chunks are read.
+        counts once however many chunks are read. A call that ends
+        ``ProviderUnavailable`` before its first chunk is made again (a new,
+        counted call) up to :attr:`retries` times.
         """
         if not request.stream:
             request = request.model_copy(update={"stream": True})
-        chunks = self._send(request)
-        cancelling = _cancelling()
-        try:
-            async for chunk in chunks:
-                yield chunk
-        except asyncio.CancelledError as exc:  # as in complete()
-            if self._run_cancelled(cancelling):
-                raise
-            raise self._provider_cancelled(exc) from exc
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        retries = self.retries
+        while True:
+            chunks = self._send(request)
+            cancelling = _cancelling()
+            started = False
+            try:
+                async for chunk in chunks:
+                    started = True
+                    yield chunk
+                return
+            except asyncio.CancelledError as exc:  # as in complete()
+                if self._run_cancelled(cancelling):
+                    raise
+                raise self._provider_cancelled(exc) from exc
+            except ProviderUnavailable:
+                if started or retries <= 0:
+                    raise
+                retries -= 1
+            finally:
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
     def _run_cancelled(self, cancelling: int) -> bool:
         """Whether a ``CancelledError`` from the transport is the run's own cancellation.

@@ -280,6 +280,8 @@ def _as_json(setup: Setup, outcome: RunOutcome) -> str:
         "events": [e.model_dump(mode="json") for e in outcome.events],
         "exit_code": outcome.exit_code,
     }
+    if outcome.unknown_tool_requests:  # like "hint": present only when there is something to see
+        data["unknown_tool_requests"] = [{"id": c.id, "name": c.name} for c in outcome.unknown_tool_requests]
     hint = _hint(setup, outcome)
     if hint is not None:
         data["hint"] = hint
@@ -292,6 +294,8 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
     width = max((len(e.kind) for e in outcome.events), default=0)
     for number, event in enumerate(outcome.events, 1):
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
+    for call in outcome.unknown_tool_requests:  # no event: they never reach a guard (SPEC §3.6 kinds unchanged)
+        lines.append(f"unknown tool requested: {call.name!r} (call {call.id}); answered with an error, nothing ran")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")
     hint = _hint(setup, outcome)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .agents import CUT, UNKNOWN_TOOL
+from .chat import Role
 from .errors import InputError
 from .events import ControlEvent
 from .outcome import RunOutcome
@@ -19,7 +21,15 @@ from .signature import NonFiniteNumber, canonical
 if TYPE_CHECKING:
     from .durable import DecisionStore
 
-__all__ = ["WITHHELD", "canonical_frame", "counters_frame", "events_frame", "operations_frame", "outcomes_frame"]
+__all__ = [
+    "WITHHELD",
+    "canonical_frame",
+    "counters_frame",
+    "events_frame",
+    "operations_frame",
+    "outcomes_frame",
+    "requests_frame",
+]
 
 WITHHELD = "(withheld)"
 """Shown instead of the text of a stopped run, which has none."""
@@ -70,6 +80,44 @@ def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit"])
     frame["at limit"] = frame["used"] >= frame["limit"]
     frame.index.name = "counter"
+    return frame
+
+
+def _answer(result: str | None) -> str:
+    if result is None:
+        return "no result"
+    for prefix, label in ((UNKNOWN_TOOL, "unknown tool"), (CUT, "cut at the cap"), ("refused:", "refused")):
+        if result.startswith(prefix):
+            return label
+    if result.startswith("cancelled:"):
+        return "cancelled"
+    return "error" if result.startswith("error:") else "result"
+
+
+def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
+    """Every tool call the model requested, with how the loop answered it.
+
+    It shows what the events cannot: a call naming a tool that does not
+    exist, or one from a reply cut at the output-token cap, never reaches a
+    guard, so it records no event, yet it costs a model call.
+
+    Returns:
+        One row per requested call, in order, with columns ``reply`` (the
+        model call that asked), ``call id``, ``tool`` and ``answer``: ``result``,
+        ``error`` (the body failed or the arguments did not bind), ``refused``
+        (by the guard), ``cancelled``, ``unknown tool``, ``cut at the cap`` or
+        ``no result``. Arguments and result texts are never part of it.
+    """
+    results = {m.tool_call_id: m.text for m in outcome.transcript if m.role is Role.TOOL}
+    rows = []
+    reply = 0
+    for message in outcome.transcript:
+        if message.role is not Role.ASSISTANT:
+            continue
+        reply += 1
+        rows.extend((reply, call.id, call.name, _answer(results.get(call.id))) for call in message.tool_calls)
+    frame = pd.DataFrame(rows, columns=["reply", "call id", "tool", "answer"])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="request")
     return frame
 
 

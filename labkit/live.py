@@ -19,12 +19,20 @@ event or a span.
 Foreign errors are mapped once, at this boundary (:data:`ERROR_MAP`,
 :func:`map_error`), and always ``raise ... from`` the original:
 
-* connection refused, DNS failure, timeout, 408/409/429/5xx after the
-  client's retries -> :class:`~labkit.ProviderUnavailable` (status
-  ``ProviderUnavailable``, console exit 2), whose message names the URL tried;
+* connection refused, DNS failure, timeout -> :class:`~labkit.ProviderUnavailable`
+  (status ``ProviderUnavailable``, console exit 2), whose message names the URL tried;
+* an HTTP 408/409/429/5xx answer -> :class:`~labkit.ProviderUnavailable` too,
+  but the message says the server is up and quotes its own error message;
 * 400/401/403/404/422 and other 4xx -> :class:`~labkit.ConfigurationError`
   naming what to fix (the key variable, the model, the base URL);
-* a malformed answer -> :class:`~labkit.ProviderResponseError`.
+* a malformed or ambiguous answer -> :class:`~labkit.ProviderResponseError`.
+
+The ``openai`` client's own retries are always off: each :meth:`LiveTransport.send`
+is exactly one HTTP request, so each request on the wire is one counted
+``ModelCall`` (SPEC §3.3). Replies are read by the rules real servers follow
+(:class:`StreamedCalls`, :func:`normalize_arguments`, the ``finish_reason``):
+see ``docs/live.md`` for the table of server dialects and what labkit does
+with each of their quirks.
 
 The ``openai`` package (``pip install 'labkit[live]'``) is imported only
 when a live transport is made, so ``import labkit`` stays light.
@@ -58,7 +66,9 @@ __all__ = [
     "ERROR_MAP",
     "LiveProfile",
     "LiveTransport",
+    "StreamedCalls",
     "map_error",
+    "normalize_arguments",
 ]
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"
@@ -86,9 +96,14 @@ class LiveProfile(BaseModel):
         model: the model name the server knows, e.g. ``llama3.2``.
         api_key_env: the *name* of the environment variable holding the key,
             or ``None`` for a local server that needs none.
-        timeout_s: seconds the client waits for an answer (connecting waits at most 5 s).
-        max_retries: client retries after a connection error, 408, 409, 429 or
-            5xx; kept low so an absent server fails fast.
+        timeout_s: the longest wait, in seconds, for each read from the
+            server (connecting waits at most 5 s). It is a per-read timeout,
+            not a limit on the whole answer: a stream that keeps trickling
+            bytes is stopped only by the run's deadline (``Limits.deadline_s``).
+        max_retries: how many times labkit repeats a model call that ended
+            ``ProviderUnavailable`` (0 by default). Each repetition is a new
+            model call, counted (``ModelCall``) and bounded by the model-call
+            budget; the ``openai`` client's own retries are always off.
         source: where the values came from, for messages (not a setting).
     """
 
@@ -98,7 +113,7 @@ class LiveProfile(BaseModel):
     model: str = DEFAULT_MODEL
     api_key_env: str | None = None
     timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False)
-    max_retries: int = Field(default=1, ge=0, le=5)
+    max_retries: int = Field(default=0, ge=0, le=5)
     source: str = Field(default="defaults", exclude=True, repr=False)
 
     @field_validator("base_url")
@@ -236,9 +251,9 @@ ERROR_MAP: tuple[tuple[str, type[LabkitError], str], ...] = (
     ("NotFoundError", ConfigurationError, "404: no such model, or the base URL is not the API root"),
     ("BadRequestError", ConfigurationError, "400: the model or server rejects the request (e.g. no tool calling)"),
     ("UnprocessableEntityError", ConfigurationError, "422: the server cannot process the request"),
-    ("ConflictError", ProviderUnavailable, "409 after the client's retries"),
-    ("RateLimitError", ProviderUnavailable, "429 after the client's retries"),
-    ("InternalServerError", ProviderUnavailable, "5xx after the client's retries"),
+    ("ConflictError", ProviderUnavailable, "409: the server is up but busy; its message is shown"),
+    ("RateLimitError", ProviderUnavailable, "429: the server is up but limits requests; its message is shown"),
+    ("InternalServerError", ProviderUnavailable, "5xx: the server is up but failed; its message is shown"),
     ("APIStatusError", ConfigurationError, "another status: 408 and 5xx unavailable, other 4xx configuration"),
     ("APIResponseValidationError", ProviderResponseError, "the body does not match the chat-completions schema"),
     ("APIError", ProviderResponseError, "the server reported an error in the stream"),
@@ -275,11 +290,12 @@ def map_error(exc: BaseException, profile: LiveProfile) -> LabkitError:
     if name == "APIStatusError" and isinstance(status, int) and (status >= 500 or status in _RETRIED):
         kind = ProviderUnavailable
     if kind is ProviderUnavailable:
+        if isinstance(status, int):  # the server is up: it answered, with an error
+            return ProviderUnavailable(
+                f"the model server at {url} is up but answered HTTP {status}: {_server_message(exc)}"
+            )
         if name == "APITimeoutError":
             why = f"no answer within {profile.timeout_s:g} s"
-        elif status is not None:
-            retries = profile.max_retries
-            why = f"HTTP {status} after {retries} {'retry' if retries == 1 else 'retries'}"
         else:
             why = _cause(exc)
         return ProviderUnavailable(
@@ -378,6 +394,12 @@ def _import_openai() -> Any:
 class LiveTransport:
     """A :class:`~labkit.Transport` over a real OpenAI-compatible chat endpoint.
 
+    One :meth:`send` is one HTTP request: the ``openai`` client's own retries
+    are off (``max_retries=0``), so every request on the wire is one counted
+    ``ModelCall`` (SPEC §3.3). Retries, when the profile asks for them, are
+    made above the counter by :class:`~labkit.CountingClient` (see
+    :attr:`retries`).
+
     Args:
         profile: where the model is; defaults to :meth:`LiveProfile.load`.
         environ: where to read the key variable (default ``os.environ``).
@@ -387,7 +409,7 @@ class LiveTransport:
             ``openai`` client is not installed.
 
     Attributes:
-        calls: how many model calls reached this transport.
+        calls: how many model calls reached this transport (= HTTP requests sent).
         last_error: the last :class:`~labkit.ProviderUnavailable` raised, for
             the console's hint line.
     """
@@ -400,6 +422,15 @@ class LiveTransport:
         self._openai = _import_openai()
         self.calls = 0
         self.last_error: ProviderUnavailable | None = None
+
+    @property
+    def retries(self) -> int:
+        """How many times the counting client may repeat a call that ended ``ProviderUnavailable``.
+
+        Each repetition is a new model call, counted and bounded by the
+        model-call budget like any other (SPEC §3.3).
+        """
+        return self.profile.max_retries
 
     @property
     def model(self) -> str:
@@ -420,12 +451,19 @@ class LiveTransport:
         return f"<LiveTransport model={self.profile.model!r} base_url={self.profile.base_url!r} calls={self.calls}>"
 
     async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
-        """Make one chat-completions call; one chunk, or the stream's pieces when ``request.stream``.
+        """Make one chat-completions request; one chunk, or the stream's pieces when ``request.stream``.
+
+        The reply's tool calls come whole, in the last chunk, with the
+        reply's ``finish_reason`` (``"length"``: cut at the output-token cap;
+        the agent then runs none of them).
 
         Raises:
-            ProviderUnavailable: refused, DNS failure, timeout, 5xx after retries.
+            ProviderUnavailable: refused, DNS failure, timeout, an HTTP 408,
+                409, 429 or 5xx answer (with the server's message), or a
+                stream that ended before its end signal (no finish reason or
+                no ``[DONE]``: its partial reply is dropped).
             ConfigurationError: 401/403/404/400 and other 4xx, naming what to fix.
-            ProviderResponseError: a malformed answer.
+            ProviderResponseError: a malformed or ambiguous answer.
         """
         self.calls += 1
         url = f"{self.profile.base_url}/chat/completions"
@@ -434,21 +472,26 @@ class LiveTransport:
             api_key=self.__key,
             base_url=self.profile.base_url,
             timeout=openai.Timeout(self.profile.timeout_s, connect=min(self.profile.timeout_s, _CONNECT_S)),
-            max_retries=self.profile.max_retries,
+            max_retries=0,  # every request on the wire is one counted model call (SPEC §3.3)
         )
+        body = _body(request, self.profile.model)
         try:
             try:
                 if request.stream:
-                    stream = await client.chat.completions.create(**_body(request, self.profile.model), stream=True)
-                    try:
-                        async for chunk in _from_stream(stream, url):
-                            yield chunk
-                    finally:
-                        await stream.close()
+                    create = client.chat.completions.with_streaming_response.create
+                    async with create(**body, stream=True) as response:
+                        kind = response.headers.get("content-type", "")
+                        if "json" in kind:  # a server that ignores `stream`
+                            yield _from_completion(_json(await response.text(), url), url)
+                        else:
+                            async for chunk in _from_stream(response.iter_lines(), url, "event-stream" in kind):
+                                yield chunk
                 else:
-                    completion = await client.chat.completions.create(**_body(request, self.profile.model))
-                    yield _from_completion(completion, url)
-            except LabkitError:
+                    raw = await client.chat.completions.with_raw_response.create(**body)
+                    yield _from_completion(_json(raw.http_response.text, url), url)
+            except LabkitError as error:
+                if isinstance(error, ProviderUnavailable):
+                    self.last_error = error
                 raise
             except Exception as exc:
                 error = map_error(exc, self.profile)
@@ -459,6 +502,9 @@ class LiveTransport:
             await client.close()
 
 
+# -- the request: history every dialect accepts ------------------------------------------
+
+
 def _body(request: ChatRequest, model: str) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model, "messages": [_wire_message(m) for m in request.messages]}
     if request.tools:
@@ -466,6 +512,8 @@ def _body(request: ChatRequest, model: str) -> dict[str, Any]:
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in request.tools
         ]
+        # Said explicitly: llama-cpp-python's function-calling format ignores `tools` without it.
+        body["tool_choice"] = "auto"
     if request.max_output_tokens is not None:
         body["max_tokens"] = request.max_output_tokens
     return body
@@ -477,13 +525,61 @@ def _wire_message(message: Message) -> dict[str, Any]:
     if message.role is Role.ASSISTANT and message.tool_calls:
         return {
             "role": "assistant",
-            "content": message.text,
+            "content": message.text or "",  # not null: llama-cpp-python answers 500 to a null content
             "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _wire_arguments(c.arguments)}}
                 for c in message.tool_calls
             ],
         }
     return {"role": message.role.value, "content": message.text or ""}
+
+
+def _wire_arguments(arguments: str) -> str:
+    """The arguments sent back in the history: the model's own text when it is a JSON object, else ``{}``.
+
+    llama.cpp's server answers HTTP 500 to a history holding arguments that
+    are not a JSON object (e.g. a call cut at the output-token cap). Such a
+    call never ran, and its result message says why.
+    """
+    try:
+        return arguments if isinstance(json.loads(arguments), dict) else "{}"
+    except ValueError:
+        return "{}"
+
+
+# -- the reply: one argument normaliser, one end-of-reply rule ---------------------------
+
+CUT = "length"
+"""The ``finish_reason`` of a reply cut at the output-token cap (``max_tokens``)."""
+
+
+def normalize_arguments(value: Any) -> str:
+    """The arguments of one tool call of a *complete* reply, as JSON text for binding.
+
+    Used for streamed and non-streamed replies alike (one table of inputs
+    tests both paths): a string is kept as sent (binding parses it, so
+    whitespace-heavy JSON is fine); an object is encoded as JSON; an absent,
+    ``null``, empty or ``"null"`` value means no arguments, ``{}``.
+
+    Args:
+        value: the wire value of ``function.arguments`` (``str``, ``dict``, ``None``, ...).
+
+    Returns:
+        JSON text (or the model's own text, which may not be JSON: binding
+        then fails and the model sees why).
+    """
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return "{}" if value.strip() in ("", "null") else value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json(text: str, url: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise _malformed(f"the body is not JSON (it starts {text[:40]!r})", url) from None
 
 
 def _malformed(detail: str, url: str) -> ProviderResponseError:
@@ -493,55 +589,243 @@ def _malformed(detail: str, url: str) -> ProviderResponseError:
     )
 
 
-def _from_completion(completion: Any, url: str) -> ChatChunk:
-    choices = getattr(completion, "choices", None)
-    if not isinstance(choices, list) or not choices:
+def _ambiguous(detail: str, url: str) -> ProviderResponseError:
+    return ProviderResponseError(
+        f"ambiguous tool calls in the stream from {url}: {detail}; labkit refuses to guess which call is meant "
+        "(try the same run without streaming)"
+    )
+
+
+def _cut_short(detail: str, url: str) -> ProviderUnavailable:
+    return ProviderUnavailable(
+        f"the reply from {url} was cut short: {detail}; its partial text and tool calls were dropped, "
+        "none of them ran (check the server's log)"
+    )
+
+
+def _first_choice(payload: Any, url: str) -> Mapping[str, Any] | None:
+    if not isinstance(payload, Mapping):
+        raise _malformed(f"expected a JSON object, got {type(payload).__name__}", url)
+    if "error" in payload and "choices" not in payload:
+        error = payload["error"]
+        message = error.get("message") if isinstance(error, Mapping) else error
+        raise ProviderResponseError(f"the server at {url} reported an error: {str(message)[:200]}")
+    choices = payload.get("choices")
+    if not isinstance(choices, list):
         raise _malformed("no choices in the answer", url)
-    message = getattr(choices[0], "message", None)
-    if message is None:
+    for choice in choices:  # choice 0; labkit never asks for more than one
+        if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+            return choice
+    return None
+
+
+def _from_completion(payload: Any, url: str) -> ChatChunk:
+    choice = _first_choice(payload, url)
+    if choice is None:
+        raise _malformed("no choices in the answer", url)
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
         raise _malformed("the first choice has no message", url)
-    text = message.content if isinstance(message.content, str) else ""
+    content = message.get("content")
     calls = []
-    for index, call in enumerate(message.tool_calls or ()):
-        function = getattr(call, "function", None)
-        name = getattr(function, "name", None)
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call.get("function") if isinstance(call, Mapping) else None
+        name = function.get("name") if isinstance(function, Mapping) else None
         if not isinstance(name, str) or not name:
             raise _malformed(f"tool call {index} has no function name", url)
-        arguments = function.arguments if isinstance(function.arguments, str) else json.dumps(function.arguments)
-        calls.append(ToolCall(id=call.id or f"call_{index}", name=name, arguments=arguments or "{}"))
-    return ChatChunk(text=text, tool_calls=tuple(calls))
+        call_id = call.get("id")
+        calls.append(
+            ToolCall(
+                id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+                name=name,
+                arguments=normalize_arguments(function.get("arguments")),
+            )
+        )
+    finish = choice.get("finish_reason")
+    return ChatChunk(
+        text=content if isinstance(content, str) else "",
+        tool_calls=tuple(calls),
+        finish_reason=finish if isinstance(finish, str) else None,
+    )
 
 
-async def _from_stream(stream: Any, url: str) -> AsyncIterator[ChatChunk]:
-    """Text deltas as they come; tool-call deltas joined by index and yielded whole at the end."""
-    pending: dict[int, dict[str, str]] = {}
-    received = 0
-    async for chunk in stream:
-        received += 1
-        choices = getattr(chunk, "choices", None)
-        if not choices:  # e.g. a final usage-only chunk
+class _Partial:
+    """One streamed tool call being assembled."""
+
+    __slots__ = ("arguments", "id", "name", "number", "text")
+
+    def __init__(self, call_id: str | None, number: int) -> None:
+        self.id = call_id
+        self.number = number
+        self.name: str | None = None
+        self.text = ""  # arguments sent as string fragments
+        self.arguments: Any = None  # arguments sent as one JSON value (an object)
+
+    def label(self) -> str:
+        return repr(self.id) if self.id else f"number {self.number}"
+
+
+class StreamedCalls:
+    """Join streamed tool-call deltas into whole calls, by the rules real servers follow.
+
+    * a delta with an id seen before continues that call; a new id starts a
+      new call, even at an ``index`` already used (two calls sharing ``index: 0``);
+    * a delta without an id continues the call at its ``index``; a delta
+      with neither continues the last call (or starts the first);
+    * ``id``, ``name`` and ``type``, which some servers repeat in every
+      delta, are set once and never joined; a *different* name for the
+      same call is ambiguous;
+    * arguments come as string fragments (joined) or as one JSON value;
+      a fragment that is not whitespace after the arguments already form a
+      whole JSON value, or a mix of both forms, is ambiguous;
+    * one chunk may carry several calls; calls may interleave.
+
+    Ambiguity raises :class:`~labkit.ProviderResponseError` rather than guess.
+
+    Args:
+        url: the endpoint, for messages.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._calls: list[_Partial] = []
+        self._by_id: dict[str, _Partial] = {}
+        self._by_index: dict[int, _Partial] = {}
+
+    def _new(self, call_id: str | None) -> _Partial:
+        call = _Partial(call_id, len(self._calls))
+        self._calls.append(call)
+        if call_id is not None:
+            self._by_id[call_id] = call
+        return call
+
+    def _target(self, call_id: str | None, index: int | None) -> _Partial:
+        if call_id is not None and call_id in self._by_id:
+            return self._by_id[call_id]
+        at_index = self._by_index.get(index) if index is not None else None
+        if call_id is not None:
+            if at_index is not None and at_index.id is None:  # the id arrives after the first delta
+                at_index.id = call_id
+                self._by_id[call_id] = at_index
+                return at_index
+            return self._new(call_id)
+        if at_index is not None:
+            return at_index
+        if index is None and self._calls:
+            return self._calls[-1]
+        return self._new(None)
+
+    def add(self, piece: Any) -> None:
+        """Take one element of a delta's ``tool_calls`` list.
+
+        Raises:
+            ProviderResponseError: a malformed or ambiguous delta.
+        """
+        if not isinstance(piece, Mapping):
+            raise _malformed(f"a streamed tool-call delta is a {type(piece).__name__}, not an object", self.url)
+        raw_id, raw_index = piece.get("id"), piece.get("index")
+        call_id = raw_id if isinstance(raw_id, str) and raw_id else None
+        index = raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else None
+        call = self._target(call_id, index)
+        if index is not None:
+            self._by_index[index] = call
+        function = piece.get("function")
+        if function is None:
+            return
+        if not isinstance(function, Mapping):
+            raise _malformed(f"streamed tool call {call.label()} has a function that is not an object", self.url)
+        name = function.get("name")
+        if isinstance(name, str) and name:
+            if call.name is None:
+                call.name = name
+            elif call.name != name:
+                raise _ambiguous(f"call {call.label()} is named {call.name!r}, then {name!r}", self.url)
+        self._add_arguments(call, function.get("arguments"))
+
+    def _add_arguments(self, call: _Partial, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, str):
+            if not value.strip():
+                call.text += value
+                return
+            if call.arguments is not None or _is_whole_json(call.text):
+                raise _ambiguous(f"more arguments arrive for call {call.label()} after whole ones", self.url)
+            call.text += value
+            return
+        if call.text.strip() or (call.arguments is not None and call.arguments != value):
+            raise _ambiguous(f"call {call.label()} gets two different argument values", self.url)
+        call.arguments = value
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The assembled calls, in the order they started.
+
+        Raises:
+            ProviderResponseError: a call has no function name.
+        """
+        whole = []
+        for call in self._calls:
+            if not call.name:
+                raise _malformed(f"streamed tool call {call.number} has no function name", self.url)
+            value = call.arguments if call.arguments is not None else call.text
+            whole.append(ToolCall(id=call.id or f"call_{call.number}", name=call.name, arguments=normalize_arguments(value)))
+        return tuple(whole)
+
+
+def _is_whole_json(text: str) -> bool:
+    if not text.strip():
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+async def _from_stream(lines: AsyncIterator[str], url: str, event_stream: bool = True) -> AsyncIterator[ChatChunk]:
+    """Text deltas as they come; the tool calls whole at the end, once the reply is known to be whole.
+
+    A reply is whole when the stream gave a ``finish_reason`` and then
+    ``[DONE]``. A stream that ends before either (a connection closed
+    mid-reply, whatever the HTTP framing, or an event stream with no event at
+    all) raises :class:`~labkit.ProviderUnavailable`: its text was only ever
+    partial and its calls are never run. A body that is not an event stream
+    raises :class:`~labkit.ProviderResponseError`.
+    """
+    calls = StreamedCalls(url)
+    finish: str | None = None
+    received = done = False
+    async for line in lines:
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "error":  # llama.cpp's server reports a failure mid-stream on an `error:` line
+            raise ProviderResponseError(f"the server at {url} reported an error mid-stream: {value.strip()[:200]}")
+        if field != "data":
+            continue  # comments (": ping"), `event:` and `id:` fields, blank separators
+        if value.strip() == "[DONE]":
+            done = True
+            break
+        received = True
+        choice = _first_choice(_json(value, url), url)
+        if choice is None:  # e.g. a last usage-only chunk with "choices": []
             continue
-        delta = getattr(choices[0], "delta", None)
-        if delta is None:
-            continue
-        if isinstance(delta.content, str) and delta.content:
-            yield ChatChunk(text=delta.content)
-        for piece in delta.tool_calls or ():
-            index = piece.index if isinstance(piece.index, int) else len(pending)
-            slot = pending.setdefault(index, {"id": "", "name": "", "arguments": ""})
-            if piece.id:
-                slot["id"] = piece.id
-            function = piece.function
-            if function is not None:
-                slot["name"] += function.name or ""
-                slot["arguments"] += function.arguments or ""
-    if not received:
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, Mapping):
+            raise _malformed("a stream chunk's delta is not an object", url)
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            yield ChatChunk(text=content)
+        for piece in delta.get("tool_calls") or ():
+            calls.add(piece)
+        if isinstance(choice.get("finish_reason"), str):
+            finish = choice["finish_reason"]
+    if not received and not done:
+        if event_stream:  # e.g. llama-cpp-python when its generator fails after the 200 was sent
+            raise _cut_short("the event stream ended before its first event", url)
         raise _malformed("the stream ended without a single chunk (is it a server-sent event stream?)", url)
-    calls = []
-    for index in sorted(pending):
-        slot = pending[index]
-        if not slot["name"]:
-            raise _malformed(f"streamed tool call {index} has no function name", url)
-        calls.append(ToolCall(id=slot["id"] or f"call_{index}", name=slot["name"], arguments=slot["arguments"] or "{}"))
-    if calls:
-        yield ChatChunk(tool_calls=tuple(calls))
+    if finish is None:
+        raise _cut_short("the stream ended without a finish reason", url)
+    if not done:
+        raise _cut_short("the stream ended without its end marker [DONE] (connection closed mid-reply?)", url)
+    whole = calls.calls()
+    yield ChatChunk(tool_calls=whole, finish_reason=finish)

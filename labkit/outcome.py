@@ -6,7 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from .chat import Message
+from .agents import UNKNOWN_TOOL
+from .chat import Message, Role, ToolCall
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
 from .scope import Usage
@@ -107,6 +108,24 @@ class RunOutcome(BaseModel):
         if kind not in EventKind._value2member_map_:
             raise ValueError(f"{kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
         return sum(1 for e in self.events if e.kind == kind)
+
+    @property
+    def unknown_tool_requests(self) -> tuple[ToolCall, ...]:
+        """The tool calls that named no tool of the agent, in the order the model asked.
+
+        Such a call reaches no middleware, guard or body, so it records no
+        event (the seed's event kinds stay as they are); its result tells the
+        model the tool does not exist. A model that keeps asking for one burns
+        model calls: this list (the console prints it) shows why.
+        """
+        results = {m.tool_call_id: m.text or "" for m in self.transcript if m.role is Role.TOOL}
+        return tuple(
+            call
+            for m in self.transcript
+            if m.role is Role.ASSISTANT
+            for call in m.tool_calls
+            if results.get(call.id, "").startswith(UNKNOWN_TOOL)
+        )
 
     def __str__(self) -> str:
         return f"{self.status.value}: {self.text!r}" if self.text is not None else self.status.value

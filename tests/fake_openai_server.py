@@ -8,6 +8,10 @@ one script. Replies are chat-completion JSON, or server-sent events with
 text deltas, tool-call deltas (id and name first, arguments in pieces), a
 finish reason, usage and ``[DONE]``.
 
+How a reply is written on the wire is a ``dialect`` (``tests/dialects.py``):
+the default keeps labkit's own call ids and the reference shape; the
+others replay what Ollama, llama.cpp, vLLM, LM Studio, SGLang ... send.
+
 Script steps map to the wire like this: ``Hang`` stalls (bounded by
 ``stall_s`` and by the server stopping); ``Fail(ConnectionError)`` drops
 the connection without an answer. ``reply`` replaces the script with a
@@ -28,6 +32,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from dialects import Dialect
 from labkit import ChatRequest, Message, ProviderUnavailable, ScriptedTransport, ToolCall, ToolSpec
 from labkit.scripted import Script
 
@@ -45,6 +50,8 @@ class FakeOpenAIServer:
         model: when set, any other requested model gets a 404 "model not found".
         api_key: when set, any other bearer key gets a 401.
         stall_s: the longest a ``Hang`` step (or a stalled reply) holds a request.
+        dialect: how replies are written on the wire (default: the reference
+            shape with labkit's own call ids).
 
     Attributes:
         requests: the JSON bodies received, in order.
@@ -62,7 +69,9 @@ class FakeOpenAIServer:
         model: str | None = None,
         api_key: str | None = None,
         stall_s: float = 5.0,
+        dialect: Dialect | None = None,
     ) -> None:
+        self.dialect = dialect if dialect is not None else LABKIT_IDS
         self.transport = ScriptedTransport(script if script is not None else ["ok"])
         self.reply = reply
         self.model = model
@@ -147,8 +156,26 @@ def _usage(body: dict[str, Any], chunks: list[Any]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def _wire_call(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+LABKIT_IDS = Dialect("reference, labkit's ids", id_style="{id}")
+"""The reference wire shape, keeping the script's own call ids (so transcripts compare equal)."""
+
+
+def sse(events: list[dict[str, Any] | str]) -> bytes:
+    """A server-sent event stream: each JSON object (or raw string) as one ``data:`` line."""
+    lines = [e if isinstance(e, str) else json.dumps(e) for e in events]
+    return b"".join(b"data: " + line.encode() + b"\n\n" for line in lines)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` with choice 0."""
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [choice], **extra}
+
+
+def completion(message: dict[str, Any], finish: str | None = "stop") -> dict[str, Any]:
+    """One non-streamed ``chat.completion`` with choice 0."""
+    choice = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -161,13 +188,35 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeOpenAIServer:
         return self.server.fake  # type: ignore[attr-defined]
 
-    def _json(self, status: int, payload: dict[str, Any] | bytes, content_type: str = "application/json") -> None:
+    def _json(
+        self,
+        status: int,
+        payload: dict[str, Any] | bytes,
+        content_type: str = "application/json",
+        framing: str = "length",
+    ) -> None:
+        """Send a body, framed as asked.
+
+        ``framing``: ``"length"`` (Content-Length), ``"close"`` (the body ends
+        when the connection closes), ``"chunked"``; ``"cut-length"`` and
+        ``"cut-chunked"`` close the connection before the announced end.
+        """
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
+        if framing in ("length", "cut-length"):
+            self.send_header("Content-Length", str(len(data) + (100 if framing == "cut-length" else 0)))
+        elif framing in ("chunked", "cut-chunked"):
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        self.wfile.write(data)
+        if framing in ("chunked", "cut-chunked"):
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            if framing == "chunked":
+                self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
 
     def _error(self, status: int, message: str, kind: str) -> None:
         self._json(status, {"error": {"message": message, "type": kind, "code": None}})
@@ -197,9 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._stream(body, chunks)
         text = "".join(c.text for c in chunks)
         calls = [call for c in chunks for call in c.tool_calls]
-        message: dict[str, Any] = {"role": "assistant", "content": text or None}
-        if calls:
-            message["tool_calls"] = [_wire_call(c) for c in calls]
+        message, finish = fake.dialect.message(text, calls)
         self._json(
             200,
             {
@@ -207,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": 0,
                 "model": body.get("model"),
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": _usage(body, chunks),
             },
         )
@@ -224,24 +271,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
             self.wfile.flush()
 
-        event({"role": "assistant", "content": ""})
-        index = 0
-        for chunk in chunks:
-            if chunk.text:
-                event({"content": chunk.text})
-            for call in chunk.tool_calls:  # id and name first, then the arguments in two pieces
-                head = {
-                    "index": index,
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": ""},
-                }
-                event({"tool_calls": [head]})
-                half = len(call.arguments) // 2
-                for piece in (call.arguments[:half], call.arguments[half:]):
-                    event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                index += 1
-        event({}, "tool_calls" if index else "stop")
+        text = "".join(c.text for c in chunks)
+        calls = [call for c in chunks for call in c.tool_calls]
+        for delta, finish in self.fake.dialect.deltas(text, calls):
+            event(delta, finish)
+        if self.fake.dialect.usage == "last":
+            usage = {**base, "choices": [], "usage": _usage(body, chunks)}
+            self.wfile.write(b"data: " + json.dumps(usage).encode() + b"\n\n")
         if (body.get("stream_options") or {}).get("include_usage"):
             usage = {**base, "choices": [], "usage": _usage(body, chunks)}
             self.wfile.write(b"data: " + json.dumps(usage).encode() + b"\n\n")

@@ -1,0 +1,215 @@
+"""Every scenario ``--live`` against two real servers: llama.cpp's ``llama-server`` and llama-cpp-python's.
+
+Nothing here is a fake: the servers are built from source by
+``make real-server`` (once, cached outside the repository) and serve a tiny
+random-weights model the test writes (``tests/tiny_gguf.py``), which asks for
+``read_ticket`` with 42. Without the build, the tests skip and say how to
+build it.
+
+For each server and scenario, streamed and not, through the console
+(``labkit run SCENARIO --live --base-url URL --json``): the outcome is a
+defined status, its counts are exact (``ModelCall`` events = requests the
+transport sent, ``ToolCall`` events = admitted attempts), every requested
+call id has one result, and the streamed and non-streamed runs agree. On
+``llama-server``, ``forbidden`` ends ``PermissionDenied``; and the run's
+deadline holds while the server is busy with another client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+
+from real_servers import RunningServer, find_build, start, write_model
+
+import labkit
+from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus
+from labkit.cli import main
+
+pytestmark = pytest.mark.real_server
+
+BUILD = find_build()
+if BUILD is None:
+    pytest.skip(
+        "the real servers are not built: run `make real-server` once (10 to 30 minutes on 2 cores; cached outside the repository)",
+        allow_module_level=True,
+    )
+
+SERVERS = ["llama-server", "llama-cpp-python"]
+END_TOKENS = (267, 269)  # <|endoftext|> and <|im_end|> in tests/tiny_gguf.py's vocabulary
+# `deadline` is timing by nature, and its own test below makes the server busy on purpose.
+AGREE = [name for name in SCENARIOS if name != "deadline"]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_model(BUILD, tmp_path_factory.mktemp("model") / "tiny.gguf")
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def server(request: pytest.FixtureRequest, model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    running = start(request.param, BUILD, model, tmp_path_factory.mktemp(request.param))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _console(name: str, base_url: str, stream: bool) -> tuple[int, dict]:
+    argv = ["run", name, "--live", "--base-url", base_url, "--model", "tiny", "--json"] + (["--stream"] if stream else [])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    return code, json.loads(out.getvalue())
+
+
+def _check_one_result_per_call_id(outcome: labkit.RunOutcome) -> None:
+    results = [m.tool_call_id for m in outcome.transcript if m.role == "tool"]
+    requested = [c.id for m in outcome.transcript if m.role == "assistant" for c in m.tool_calls]
+    stopped_mid_batch = outcome.status.is_stop
+    if not stopped_mid_batch:
+        assert sorted(results) == sorted(requested)
+    assert len(results) == len(requested) or stopped_mid_batch
+    assert set(results) <= set(requested)
+
+
+@pytest.mark.parametrize("name", AGREE)
+def test_every_scenario_streamed_and_not_agree(server: RunningServer, name: str):
+    seen = {}
+    for stream in (False, True):
+        transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny", timeout_s=60))
+        outcome = labkit.run(name, transport=transport, stream=stream)
+        assert outcome.status in set(RunStatus)
+        assert outcome.count("ModelCall") == transport.calls == outcome.usage.model_calls  # one request, one count
+        assert outcome.count("ToolCall") == outcome.usage.tool_calls
+        assert outcome.usage.model_calls <= outcome.limits.model_calls
+        _check_one_result_per_call_id(outcome)
+        code, data = _console(name, server.base_url, stream)  # the same run through the console
+        assert code == outcome.exit_code and data["status"] == outcome.status.value
+        assert [e["kind"] for e in data["events"]] == [e.kind for e in outcome.events]
+        seen[stream] = (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall"))
+    assert seen[False] == seen[True], f"{server.name} {name}: non-streamed {seen[False]} vs streamed {seen[True]}"
+
+
+def test_forbidden_ends_permission_denied_on_llama_server(server: RunningServer):
+    if server.name != "llama-server":
+        pytest.skip("the tiny model answers llama-cpp-python's format with a message; its calls are tested below")
+    for stream in (False, True):
+        code, data = _console("forbidden", server.base_url, stream)
+        assert (code, data["status"]) == (2, "PermissionDenied")
+        assert [e["kind"] for e in data["events"]] == ["ModelCall", "Middleware", "PermissionDenied"]
+
+
+def test_the_deadline_holds_against_a_busy_server(server: RunningServer):
+    """One slot (-np 1), held by another client's long generation: the run still ends at its deadline.
+
+    The last test on each server: the other client's generation outlives it.
+    """
+    body = json.dumps(
+        {
+            "model": "tiny",
+            "prompt": "talk",
+            "max_tokens": 12000,  # longer than the test: the server is killed at teardown
+            "stream": True,
+            "ignore_eos": True,  # llama-server
+            "logit_bias": {str(token): -100 for token in END_TOKENS},  # both servers
+        }
+    ).encode()
+    busy = urllib.request.Request(f"{server.base_url}/completions", body, {"Content-Type": "application/json"})
+    generating = threading.Event()
+
+    def hold_the_slot() -> None:
+        with contextlib.suppress(Exception), urllib.request.urlopen(busy, timeout=120) as answer:
+            for line in answer:
+                if line.startswith(b"data: {"):
+                    generating.set()  # the other client's generation has started: the slot is taken
+
+    holder = threading.Thread(target=hold_the_slot, daemon=True)
+    holder.start()
+    assert generating.wait(timeout=60), "the other client's generation did not start"
+    transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny", timeout_s=60))
+    limits = SCENARIOS["deadline"].limits.with_(deadline_s=0.5)
+    outcome = labkit.run("complete", transport=transport, limits=limits, stream=True)
+    assert outcome.status is RunStatus.DEADLINE_EXCEEDED
+    assert [e.kind for e in outcome.events] == ["ModelCall", "DeadlineExceeded"]
+
+
+# -- llama-cpp-python with a model that asks for tools in its format ------------------------
+
+
+@pytest.fixture(scope="module")
+def calling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    model = write_model(BUILD, tmp_path_factory.mktemp("calls") / "tiny-calls.gguf", calls=True)
+    running = start("llama-cpp-python", BUILD, model, tmp_path_factory.mktemp("llama-cpp-python-calls"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _post(base_url: str, body: dict) -> tuple[str, bytes]:
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return answer.headers.get("Content-Type", ""), answer.read()
+
+
+def test_llama_cpp_python_streamed_calls_as_recorded_are_read_like_the_whole_reply(calling_server: RunningServer):
+    """Its forced-tool stream repeats id and name in every delta; labkit joins it into the same call."""
+    from fake_openai_server import FakeOpenAIServer
+
+    setup = labkit.prepare("complete")
+    tools = [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()}}
+        for t in setup.agent.tools
+    ]
+    body = {
+        "model": "tiny",
+        "messages": [{"role": "user", "content": "Please review ticket 42."}],
+        "tools": tools,
+        "tool_choice": {"type": "function", "function": {"name": "read_ticket"}},
+    }
+    recorded = {stream: _post(calling_server.base_url, {**body, "stream": stream}) for stream in (False, True)}
+    deltas = [
+        json.loads(line[6:])["choices"][0]["delta"].get("tool_calls") or []
+        for line in recorded[True][1].decode().splitlines()
+        if line.startswith("data: {")
+    ]
+    pieces = [p for d in deltas for p in d]
+    assert len(pieces) > 1 and all(p.get("id") and p.get("function", {}).get("name") for p in pieces)  # the quirk
+
+    def replay(body: dict):
+        kind, data = recorded[bool(body.get("stream"))]
+        return 200, data, kind
+
+    calls = {}
+    for stream in (False, True):
+        with FakeOpenAIServer(reply=replay) as server:
+            transport = LiveTransport(LiveProfile(base_url=server.base_url, model="tiny"))
+            outcome = labkit.run("forbidden", transport=transport, stream=stream)
+        assert outcome.status is RunStatus.PERMISSION_DENIED  # read_ticket reached the guard
+        calls[stream] = [(c.id, c.name, json.loads(c.arguments)) for c in outcome.transcript[2].tool_calls]
+    assert [c[1:] for c in calls[True]] == [c[1:] for c in calls[False]]  # ids differ per request (a uuid)
+    assert [name for _, name, _ in calls[True]] == ["read_ticket"]
+    assert calls[True][0][0] == pieces[0]["id"]  # the id, set once, not joined
+
+
+def test_llama_cpp_python_cannot_stream_an_automatic_tool_call(calling_server: RunningServer):
+    """It fails after sending 200 (an event stream with no event): labkit says the reply was cut short."""
+    transport = LiveTransport(LiveProfile(base_url=calling_server.base_url, model="tiny"))
+    streamed = labkit.run("complete", transport=transport, stream=True)
+    assert streamed.status is RunStatus.PROVIDER_UNAVAILABLE and streamed.count("ToolCall") == 0
+    assert "cut short" in str(transport.last_error)
+    whole = labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=calling_server.base_url, model="tiny")))
+    assert whole.count("ToolCall") >= 1  # the same model's calls run when not streamed
+    _check_one_result_per_call_id(whole)
