@@ -23,6 +23,7 @@ from .errors import (
     InputError,
     LabkitError,
     LimitsError,
+    MissingExtraError,
     ProviderResponseError,
     ProviderUnavailable,
     RunHalted,
@@ -48,9 +49,9 @@ from .outcome import (
 )
 from .review import ReviewTask
 from .runner import Setup, arun, prepare, run, run_agent, run_sync
-from .scenarios import SCENARIOS, Scenario, get_scenario
+from .scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
 from .scope import CancelToken, ExecutionScope, GuardedTool, Usage
-from .scripted import Call, Fail, Hang, Say, ScriptedTransport
+from .scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 from .signature import canonical, signature
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ __all__ = [
     "LiveTransport",
     "Message",
     "Middleware",
+    "MissingExtraError",
     "Mystery",
     "ProviderResponseError",
     "ProviderUnavailable",
@@ -135,6 +137,7 @@ __all__ = [
     "RunHalted",
     "RunOutcome",
     "RunStatus",
+    "Reply",
     "Say",
     "Scenario",
     "ScopeStateError",
@@ -143,6 +146,7 @@ __all__ = [
     "Setup",
     "SimpleAgent",
     "StopReason",
+    "Tool",
     "ToolArgumentsError",
     "ToolBodyError",
     "ToolCall",
@@ -161,6 +165,7 @@ __all__ = [
     "compare",
     "exit_code",
     "get_scenario",
+    "load_scenario",
     "mysteries",
     "mystery",
     "observe_middleware",
@@ -168,5 +173,6 @@ __all__ = [
     "run",
     "run_agent",
     "run_sync",
+    "scenario",
     "signature",
 ]

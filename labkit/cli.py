@@ -28,7 +28,13 @@ Exit codes:
 * 78 a live configuration error: a bad URL or model in the profile file or
   the ``LABKIT_*`` variables, an unreadable or invalid profile file, key
   variable named but unset, key refused (401/403), model not found (404) or
-  request rejected (400); one line naming what to fix.
+  request rejected (400); or ``--runtime`` naming a framework that is not
+  installed (the line names the extra to install); one line naming what to fix.
+
+``--runtime maf|pydantic-ai|openai-agents`` runs that framework's own loop
+inside the same scope (:mod:`labkit.adapters`) instead of labkit's agents.
+``SCENARIO`` may be ``path/to/file.py:NAME``, a scenario declared with
+:func:`labkit.scenario` in that file.
 
 Output never costs the run its exit code: a reader that leaves early
 (``labkit run complete | head -1``, or ``| true``) is not an error, the rest
@@ -55,7 +61,7 @@ from .errors import ConfigurationError, ProviderResponseError, UserError
 from .limits import Limits
 from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .runner import Setup, prepare, run_sync
-from .scenarios import SCENARIOS
+from .scenarios import SCENARIOS, get_scenario
 
 __all__ = ["main"]
 
@@ -171,8 +177,15 @@ def _parser(output: _Output) -> _Parser:
     run = parser.commands["run"] = commands.add_parser(
         "run", help="run one scenario and print its control events", output=output
     )
-    run.add_argument("scenario", metavar="SCENARIO", choices=list(SCENARIOS), help=", ".join(SCENARIOS))
+    run.add_argument(
+        "scenario", metavar="SCENARIO", help=", ".join(SCENARIOS) + ", or path/to/file.py:NAME (your own scenario)"
+    )
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
+    run.add_argument(
+        "--runtime",
+        choices=("maf", "pydantic-ai", "openai-agents"),
+        help="run this framework's own loop inside labkit's scope (needs the extra labkit[RUNTIME])",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.add_argument("--stream", action="store_true", help="make streaming model calls")
     run.add_argument("--model-calls", type=int, metavar="N", help="model-call limit")
@@ -232,7 +245,7 @@ def _limits(args: argparse.Namespace) -> Limits | None:
     if not changes:
         return None
     try:
-        return SCENARIOS[args.scenario].limits.with_(**changes)
+        return get_scenario(args.scenario).limits.with_(**changes)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         flag = "--" + str(error["loc"][0]).replace("_", "-")
@@ -255,7 +268,7 @@ def _header_data(setup: Setup) -> dict[str, Any]:
         "capabilities_granted": sorted(setup.scope.capabilities),
         "tools": [tool.name for tool in agent.tools],
         "limits": setup.scope.limits.model_dump(),
-        "completion": setup.task.condition,
+        "completion": setup.scenario.condition,
     }
 
 
@@ -339,11 +352,18 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
         if args.command == "scenarios":
             output.write("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0, "exit 0"
+        if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
+            choices = ", ".join(repr(name) for name in SCENARIOS)
+            raise _UsageError(
+                f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"
+            )
+        if args.runtime and args.simple:
+            raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
         limits = _limits(args)
         transport = _transport(args)
         setup = prepare(
             args.scenario,
-            agent="simple" if args.simple else "harness",
+            agent=args.runtime or ("simple" if args.simple else "harness"),
             limits=limits,
             transport=transport,
             stream=args.stream,

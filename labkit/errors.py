@@ -40,6 +40,7 @@ __all__ = [
     "InputError",
     "LabkitError",
     "LimitsError",
+    "MissingExtraError",
     "ProviderResponseError",
     "ProviderUnavailable",
     "RunHalted",
@@ -116,6 +117,10 @@ class ScriptExhausted(UserError):
 
 class ConfigurationError(UserError):
     """A live profile or endpoint setting is wrong; the message names what to fix."""
+
+
+class MissingExtraError(ConfigurationError):
+    """An adapter's runtime is not installed; the message names the extra to install (console exit 78)."""
 
 
 class InputError(UserError, ValueError):

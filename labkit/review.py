@@ -14,6 +14,8 @@ if ``finish_review`` succeeded. Nothing is written anywhere but this object.
 
 from __future__ import annotations
 
+from types import MethodType
+
 from .scope import ExecutionScope, GuardedTool
 
 __all__ = ["INSTRUCTIONS", "PROMPT", "ReviewTask"]
@@ -54,35 +56,38 @@ class ReviewTask:
     def tools(self, scope: ExecutionScope) -> tuple[GuardedTool, GuardedTool]:
         """Make the two guarded tools in ``scope``.
 
-        The raw bodies are closures private to this call, as in the seed: no
-        public path reaches a body without its guard (SPEC §3.1), so the host
-        condition cannot be set without the events that show how.
+        The raw bodies are module-private functions bound to this task, as in
+        the seed: no public attribute of the task reaches a body without its
+        guard (SPEC §3.1), so the host condition cannot be set without the
+        events that show how. The seed scenarios declare the same two bodies
+        with :class:`labkit.Tool` (``labkit.scenarios.REVIEW_TOOLS``).
         """
-
-        async def read_ticket(input: int) -> str:
-            """Read a support ticket by its id. Only ticket 42 is in scope."""
-            self.entries["read_ticket"] += 1
-            if input != TICKET_ID:
-                return f"NotFound: only ticket {TICKET_ID} is in scope."
-            self.read = True
-            self.reads += 1
-            return TICKET_TEXT
-
-        async def finish_review(input: int) -> str:
-            """Mark the review of ticket 42 as finished. Requires ticket 42 to have been read."""
-            self.entries["finish_review"] += 1
-            if input != TICKET_ID:
-                raise ValueError(f"only the review of ticket {TICKET_ID} can be finished")
-            if not self.read:
-                raise ValueError(f"read ticket {TICKET_ID} before finishing its review")
-            self.completed = True
-            return "Review finished. Nothing was written outside host memory."
-
         return (
-            scope.tool("read_ticket", "ticket.read", read_ticket),
-            scope.tool("finish_review", "review.finish", finish_review),
+            scope.tool("read_ticket", "ticket.read", MethodType(_read_ticket, self)),
+            scope.tool("finish_review", "review.finish", MethodType(_finish_review, self)),
         )
 
     def is_complete(self) -> bool:
         """The host condition: ``finish_review`` succeeded."""
         return self.completed
+
+
+async def _read_ticket(task: ReviewTask, input: int) -> str:
+    """Read a support ticket by its id. Only ticket 42 is in scope."""
+    task.entries["read_ticket"] += 1
+    if input != TICKET_ID:
+        return f"NotFound: only ticket {TICKET_ID} is in scope."
+    task.read = True
+    task.reads += 1
+    return TICKET_TEXT
+
+
+async def _finish_review(task: ReviewTask, input: int) -> str:
+    """Mark the review of ticket 42 as finished. Requires ticket 42 to have been read."""
+    task.entries["finish_review"] += 1
+    if input != TICKET_ID:
+        raise ValueError(f"only the review of ticket {TICKET_ID} can be finished")
+    if not task.read:
+        raise ValueError(f"read ticket {TICKET_ID} before finishing its review")
+    task.completed = True
+    return "Review finished. Nothing was written outside host memory."

@@ -26,7 +26,7 @@ import itertools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._sync import run_sync
 from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
@@ -36,13 +36,14 @@ from .errors import ProviderUnavailable, RunHalted, UserError
 from .events import StopReason
 from .limits import Limits
 from .outcome import RunOutcome, RunStatus
-from .review import INSTRUCTIONS, PROMPT, ReviewTask
+from .review import PROMPT
 from .scenarios import Scenario, get_scenario
 from .scope import ExecutionScope, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 
-AgentKind = Literal["simple", "harness"]
+AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
+"""labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
 T = TypeVar("T")
 
 _finished_runs = itertools.count(1)
@@ -71,7 +72,8 @@ async def run_agent(
     abandoned, and whatever it does later is never recorded (SPEC §3.4).
 
     Args:
-        agent: a :class:`SimpleAgent` or :class:`HarnessAgent`; its scope must be fresh.
+        agent: a :class:`SimpleAgent` or :class:`HarnessAgent`, or an adapter's agent
+            (:mod:`labkit.adapters`); its scope must be fresh.
         prompt: the user message (a ``str``).
         is_complete: the host condition, read after the loop ends.
 
@@ -85,8 +87,11 @@ async def run_agent(
         UserError: an agent, prompt or condition of the wrong type.
         Exception: programming errors outside the protocol (e.g. ``ScriptExhausted``).
     """
-    if not isinstance(agent, SimpleAgent):
-        raise UserError(f"agent must be a labkit.SimpleAgent or HarnessAgent, not {type(agent).__name__}")
+    if not _is_agent(agent):
+        raise UserError(
+            f"agent must be a labkit.SimpleAgent, HarnessAgent or an adapter's agent (labkit.adapters), "
+            f"not {type(agent).__name__}"
+        )
     if not isinstance(prompt, str):
         raise UserError(f"prompt is the user message (a str), not {type(prompt).__name__}")
     if not callable(is_complete):
@@ -185,6 +190,14 @@ async def run_agent(
 _validate_outcome = RunOutcome.__pydantic_validator__.validate_python
 
 
+def _is_agent(agent: object) -> bool:
+    """labkit's own agents, or a foreign runtime's adapter (only loaded once an adapter was made)."""
+    if isinstance(agent, SimpleAgent):
+        return True
+    adapters = sys.modules.get(f"{__package__}.adapters")
+    return adapters is not None and isinstance(agent, adapters.ForeignAgent)
+
+
 @dataclass
 class Setup:
     """Everything one scenario run needs, built fresh by :func:`prepare`.
@@ -192,7 +205,8 @@ class Setup:
     Attributes:
         scenario: the scenario.
         scope: the run's execution scope.
-        task: the review task (host state; its ``is_complete`` is the condition).
+        task: the run's host state (a :class:`ReviewTask` for the seed scenarios); the
+            scenario's ``done(task)`` is the completion condition.
         transport: the transport the agent talks to.
         agent: the simple or harness agent.
         prompt: the user message.
@@ -200,7 +214,7 @@ class Setup:
 
     scenario: Scenario
     scope: ExecutionScope
-    task: ReviewTask
+    task: Any
     transport: Transport
     agent: SimpleAgent
     prompt: str = PROMPT
@@ -218,12 +232,16 @@ class Setup:
             "capabilities granted: " + (", ".join(sorted(self.scope.capabilities)) or "none"),
             f"tools visible to the model: {', '.join(t.name for t in self.agent.tools)}",
             f"limits: {self.scope.limits}",
-            f"completion: {self.task.condition}",
+            f"completion: {self.scenario.condition}",
         ]
 
     async def arun(self) -> RunOutcome:
         """Run this setup once (a setup, like its scope, serves one run)."""
-        return await run_agent(self.agent, self.prompt, is_complete=self.task.is_complete)
+        return await run_agent(self.agent, self.prompt, is_complete=self.is_complete)
+
+    def is_complete(self) -> bool:
+        """The scenario's completion condition on this run's host state."""
+        return self.scenario.is_complete(self.task)
 
 
 def prepare(
@@ -239,7 +257,9 @@ def prepare(
 
     Args:
         scenario: a name from :data:`labkit.SCENARIOS` or a :class:`Scenario`.
-        agent: ``"harness"`` (default) or ``"simple"``.
+        agent: ``"harness"`` (default) or ``"simple"``; or ``"maf"``, ``"pydantic-ai"``,
+            ``"openai-agents"``: that runtime's own loop in the same scope
+            (needs the extra ``labkit[maf]``, ``labkit[pydantic-ai]``, ``labkit[openai-agents]``).
         limits: replaces the scenario's own limits when given (a
             :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
@@ -258,22 +278,34 @@ def prepare(
         UserError: an unknown agent kind, a transport without a ``send``
             method, or a flag that is not a bool.
         LimitsError: limits of another type, or that do not validate.
+        MissingExtraError: an adapter's runtime is not installed (the message names the extra).
     """
     chosen = get_scenario(scenario)
-    if agent not in ("simple", "harness"):
-        raise UserError(f"unknown agent {agent!r}; choose 'simple' or 'harness'")
+    if agent not in ("simple", "harness", *_RUNTIMES):
+        raise UserError(f"unknown agent {agent!r}; choose 'simple', 'harness' or a runtime: {', '.join(_RUNTIMES)}")
     scope = ExecutionScope(limits if limits is not None else chosen.limits, chosen.capabilities)
-    task = ReviewTask()
-    tools = task.tools(scope)
+    task, tools = chosen.start(scope)
     if transport is not None and not callable(getattr(transport, "send", None)):
         raise UserError(
             f"transport must have a send(request) method (a labkit.Transport), not {type(transport).__name__}"
         )
     used = transport if transport is not None else chosen.transport()
     client = CountingClient(used, scope)
-    cls = HarnessAgent if agent == "harness" else SimpleAgent
-    built = cls(client, tools, instructions=INSTRUCTIONS, stream=stream, concurrent_tool_calls=concurrent_tool_calls)
-    setup = Setup(chosen, scope, task, used, built)
+    if agent in _RUNTIMES:
+        if concurrent_tool_calls:
+            raise UserError(
+                f"the {agent} adapter runs the calls of one reply one after another (SPEC §3.1); "
+                "concurrent_tool_calls applies to labkit's own agents"
+            )
+        from .adapters import make_agent  # the runtime is imported only now
+
+        built = make_agent(agent, client, tools, instructions=chosen.instructions, stream=stream)
+    else:
+        cls = HarnessAgent if agent == "harness" else SimpleAgent
+        built = cls(
+            client, tools, instructions=chosen.instructions, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+        )
+    setup = Setup(chosen, scope, task, used, built, chosen.prompt)
     if agent == "harness" and "opentelemetry.trace" in sys.modules:  # telemetry=on: spans if a tracer is set
         from .telemetry import configured_tracer, instrument
 
@@ -281,6 +313,9 @@ def prepare(
         if tracer is not None:
             return instrument(setup, tracer=tracer)
     return setup
+
+
+_RUNTIMES = ("maf", "pydantic-ai", "openai-agents")
 
 
 async def arun(

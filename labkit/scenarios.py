@@ -6,16 +6,23 @@ grants: capabilities and limits. Run one with :func:`labkit.run`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from pathlib import Path
+from types import MappingProxyType, MethodType, SimpleNamespace
+from typing import Any
 
 from .chat import ChatRequest
-from .errors import UnknownScenarioError
+from .errors import UnknownScenarioError, UserError
 from .limits import Limits
+from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
+from .scope import ExecutionScope, GuardedTool, _limits
 from .scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 
-__all__ = ["SCENARIOS", "Scenario", "get_scenario"]
+__all__ = ["SCENARIOS", "Scenario", "Tool", "get_scenario", "load_scenario", "scenario"]
 
 ALL_CAPABILITIES = frozenset({"ticket.read", "review.finish"})
 
@@ -32,15 +39,87 @@ def _read_next_id(number: int, request: ChatRequest) -> Step:
 
 
 @dataclass(frozen=True)
+class Tool:
+    """A tool declared by a scenario: name, capability, typed body (SPEC §3.1).
+
+    The body's first parameter receives the run's host state (a fresh one per
+    run, made by the scenario's ``state``); its other parameters, annotated,
+    are the tool's arguments, bound with pydantic by the guard. Sync or
+    ``async``. Each run makes a :class:`~labkit.GuardedTool` of it in the run's
+    scope, so the body only ever runs through the guard.
+
+    Example::
+
+        def add(state, x: int) -> int:
+            state.total += x
+            return state.total
+
+        Tool("add", "math.add", add)
+
+    Raises:
+        UserError: a name or capability that is not a non-empty str, or a body
+            that is not a function taking the state first.
+    """
+
+    name: str
+    capability: str
+    body: Callable[..., Any]
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        for what in ("name", "capability"):
+            value = getattr(self, what)
+            if not isinstance(value, str) or not value:
+                raise UserError(f"a tool {what} is a non-empty str, not {value!r}")
+        if not (inspect.isfunction(self.body) or inspect.ismethod(self.body)):
+            raise UserError(f"tool {self.name!r}: the body must be a function (state, ...), not {self.body!r}")
+        params = list(inspect.signature(self.body).parameters.values())[1 if inspect.ismethod(self.body) else 0 :]
+        if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+            raise UserError(
+                f"tool {self.name!r}: the body's first parameter receives the host state, "
+                f"e.g. def {self.name}(state, x: int)"
+            )
+
+    def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:
+        """The guarded tool of one run: this body bound to ``state``, made by ``scope``."""
+        return scope.tool(self.name, self.capability, MethodType(self.body, state), description=self.description)
+
+
+REVIEW_TOOLS: tuple[Tool, ...] = (
+    Tool("read_ticket", "ticket.read", _read_ticket),
+    Tool("finish_review", "review.finish", _finish_review),
+)
+"""The two tools of the review fixture (SPEC §2), declared like any scenario's tools."""
+
+
+def _review_done(task: ReviewTask) -> bool:
+    return task.is_complete()
+
+
+@dataclass(frozen=True)
 class Scenario:
-    """A scripted model plus the host's grants.
+    """A scripted model plus the host's side: tools, host state, grants, limits, completion condition.
+
+    Declare one with :func:`scenario` (every seed scenario is declared that
+    way); run it with :func:`labkit.run`, under any agent or adapter, or from
+    the console with ``labkit run path/to/file.py:NAME``.
 
     Attributes:
-        name: the seed's scenario name (``repeat``, ``changing``, ...).
+        name: the scenario name (the seed's: ``repeat``, ``changing``, ...).
         summary: one line: what the model does and what the host grants.
         script: steps or a step function for :class:`~labkit.ScriptedTransport`.
         limits: the limits this scenario runs with by default.
         capabilities: the capabilities granted by the host.
+        tools: the tools the model sees (visible is not granted).
+        state: makes the fresh host state of one run (a class or a function).
+        done: the completion condition, a predicate on the host state (never on the model's text).
+        condition: the condition in words, for headers.
+        instructions: the system message.
+        prompt: the user message.
+
+    Raises:
+        UserError: a field of the wrong kind (e.g. a script that is not
+            steps, two tools with one name, a capability given as one str).
     """
 
     name: str
@@ -48,52 +127,179 @@ class Scenario:
     script: Script
     limits: Limits = field(default_factory=Limits)
     capabilities: frozenset[str] = ALL_CAPABILITIES
+    tools: tuple[Tool, ...] = REVIEW_TOOLS
+    state: Callable[[], Any] = ReviewTask
+    done: Callable[[Any], bool] = _review_done
+    condition: str = ReviewTask.condition
+    instructions: str = INSTRUCTIONS
+    prompt: str = PROMPT
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise UserError(f"a scenario name is a non-empty str, not {self.name!r}")
+        try:
+            ScriptedTransport(self.script)  # checks every step of a list
+        except TypeError as exc:
+            raise UserError(f"scenario {self.name!r}: {exc}") from None
+        object.__setattr__(self, "limits", _limits(self.limits))
+        if isinstance(self.capabilities, (str, bytes)) or not isinstance(self.capabilities, Iterable):
+            raise UserError(
+                f"scenario {self.name!r}: capabilities is a collection of names, e.g. {{'ticket.read'}}, "
+                f"not {self.capabilities!r}"
+            )
+        object.__setattr__(self, "capabilities", frozenset(self.capabilities))
+        tools = tuple(self.tools) if isinstance(self.tools, Sequence) else None
+        if not tools or not all(isinstance(t, Tool) for t in tools):
+            raise UserError(f"scenario {self.name!r}: tools is a non-empty list of labkit.Tool")
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            raise UserError(f"scenario {self.name!r}: two tools share a name in {names}")
+        object.__setattr__(self, "tools", tools)
+        for what in ("state", "done"):
+            if not callable(getattr(self, what)):
+                raise UserError(f"scenario {self.name!r}: {what} must be callable")
 
     def transport(self) -> ScriptedTransport:
         """A fresh scripted transport for one run."""
         return ScriptedTransport(self.script)
 
+    def start(self, scope: ExecutionScope) -> tuple[Any, tuple[GuardedTool, ...]]:
+        """A fresh host state and its guarded tools, made by ``scope`` (one run's worth)."""
+        state = self.state()
+        return state, tuple(t.bind(scope, state) for t in self.tools)
+
+    def is_complete(self, state: object) -> bool:
+        """The completion condition on ``state`` (read after the loop ends)."""
+        return bool(self.done(state))
+
+
+_GENERIC_INSTRUCTIONS = "Use the tools you are given to do the task, then answer in one short sentence."
+
+
+def scenario(
+    name: str,
+    *,
+    tools: Sequence[Tool],
+    script: Script,
+    done: Callable[[Any], bool],
+    state: Callable[[], Any] = SimpleNamespace,
+    capabilities: Iterable[str] | None = None,
+    limits: Limits | Mapping[str, object] | None = None,
+    summary: str | None = None,
+    condition: str | None = None,
+    instructions: str = _GENERIC_INSTRUCTIONS,
+    prompt: str = "Please do the task.",
+) -> Scenario:
+    """Declare a scenario: the public way, used by the seed scenarios too.
+
+    Args:
+        name: a short name.
+        tools: the :class:`Tool` list the model sees.
+        script: the scripted model: a list of steps (``str``, :class:`~labkit.Say`,
+            :class:`~labkit.Reply`, :class:`~labkit.Call` or a list of them,
+            :class:`~labkit.Hang`, :class:`~labkit.Fail`) or a function
+            ``(call_number, request) -> step``.
+        done: the completion condition, ``done(state) -> bool``, read after the loop.
+        state: makes a fresh host state per run (default: an empty ``SimpleNamespace``
+            the bodies may fill; give a class with defaults instead when ``done`` reads fields).
+        capabilities: granted capabilities; default: every tool's capability.
+        limits: :class:`~labkit.Limits` or a mapping of its fields; default 6 / 4 / 1 / 120 s.
+        summary, condition: one line each, for headers (defaults derived from the name).
+        instructions, prompt: the system and user messages (matter for a live model only).
+
+    Returns:
+        A frozen :class:`Scenario`; run it with ``labkit.run(it, agent=...)``.
+
+    Raises:
+        UserError: a field of the wrong kind (see :class:`Scenario`).
+        pydantic.ValidationError: limits given as a mapping that does not validate.
+
+    Example::
+
+        adder = labkit.scenario(
+            "adder",
+            tools=[labkit.Tool("add", "math.add", add)],
+            script=[labkit.Reply("Adding.", [labkit.Call("add", {"x": 2})]), "Done."],
+            done=lambda state: state.total == 2,
+            state=Counter,
+        )
+    """
+    if isinstance(tools, Tool):
+        tools = (tools,)
+    chosen = tuple(tools) if isinstance(tools, Sequence) else ()
+    granted = frozenset(t.capability for t in chosen if isinstance(t, Tool)) if capabilities is None else capabilities
+    return Scenario(
+        name,
+        summary if summary is not None else f"{name} (a scenario declared with labkit.scenario)",
+        script,
+        _limits(limits),
+        granted,  # type: ignore[arg-type]  # checked by Scenario
+        tools=chosen,
+        state=state,
+        done=done,
+        condition=condition if condition is not None else f"{getattr(done, '__name__', 'done')}(state) holds",
+        instructions=instructions,
+        prompt=prompt,
+    )
+
+
+def _review(name: str, summary: str, script: Script, **options: Any) -> Scenario:
+    """A seed scenario: the review fixture (SPEC §2) declared with :func:`scenario`."""
+    return scenario(
+        name,
+        tools=REVIEW_TOOLS,
+        script=script,
+        done=_review_done,
+        state=ReviewTask,
+        capabilities=options.pop("capabilities", ALL_CAPABILITIES),
+        summary=summary,
+        condition=ReviewTask.condition,
+        instructions=INSTRUCTIONS,
+        prompt=PROMPT,
+        **options,
+    )
+
 
 _ALL = (
-    Scenario(
+    _review(
         "complete",
         "reads ticket 42, finishes the review, then says 'Review finished.'",
         _WELL_BEHAVED,
     ),
-    Scenario(
+    _review(
         "incomplete",
         "says 'Review finished.' at once without calling any tool",
         ("Review finished.",),
     ),
-    Scenario(
+    _review(
         "forbidden",
         "the well-behaved model, but the host does not grant ticket.read",
         _WELL_BEHAVED,
         capabilities=frozenset({"review.finish"}),
     ),
-    Scenario(
+    _review(
         "repeat",
         "the broken record: asks for read_ticket(42) on every call",
         _read_42_forever,
     ),
-    Scenario(
+    _review(
         "changing",
         "asks for read_ticket(1), read_ticket(2), ... (a new id on every call)",
         _read_next_id,
     ),
-    Scenario(
+    _review(
         "budget",
         "the well-behaved model, with a budget of one model call",
         _WELL_BEHAVED,
         limits=Limits(model_calls=1),
     ),
-    Scenario(
+    _review(
         "deadline",
         "the model never answers; the run has a 1 s deadline",
         (Hang(),),
         limits=Limits(deadline_s=1.0),
     ),
-    Scenario(
+    _review(
         "unavailable",
         "the transport cannot connect to the model endpoint",
         (Fail(ConnectionError("connection refused by the scripted endpoint")),),
@@ -107,14 +313,57 @@ SCENARIOS: Mapping[str, Scenario] = MappingProxyType({s.name: s for s in _ALL})
 def get_scenario(name: str | Scenario) -> Scenario:
     """Return the scenario called ``name`` (a :class:`Scenario` is returned as is).
 
+    ``name`` may also be ``path/to/file.py:NAME``: the scenario ``NAME`` declared
+    in that file (see :func:`load_scenario`).
+
     Raises:
         UnknownScenarioError: no such scenario; the message lists the valid names.
+        UserError: a file that cannot be loaded (see :func:`load_scenario`).
     """
     if isinstance(name, Scenario):
         return name
+    if isinstance(name, str) and ".py:" in name:
+        return load_scenario(name)
     try:
         return SCENARIOS[name]
     except (KeyError, TypeError):
         raise UnknownScenarioError(
-            f"unknown scenario {name!r}; choose one of: {', '.join(SCENARIOS)}"
+            f"unknown scenario {name!r}; choose one of: {', '.join(SCENARIOS)} (or path/to/file.py:NAME)"
         ) from None
+
+
+def load_scenario(spec: str) -> Scenario:
+    """Load the scenario ``NAME`` from ``path/to/file.py:NAME`` (the console's ``labkit run FILE.py:NAME``).
+
+    The file is executed as a module of its own (not added to ``sys.modules``).
+
+    Raises:
+        UserError: no ``:NAME`` part, the file does not exist, or running it
+            raised (the message names the file and the error).
+        UnknownScenarioError: the file has no ``NAME``, or ``NAME`` is not a
+            :class:`Scenario`; the message lists the scenarios it declares.
+    """
+    path_text, _, attribute = spec.rpartition(":")
+    if not path_text.endswith(".py") or not attribute.isidentifier():
+        raise UserError(f"a scenario file is given as path/to/file.py:NAME, not {spec!r}")
+    path = Path(path_text)
+    if not path.is_file():
+        raise UserError(f"scenario file {path_text!r} does not exist")
+    module_spec = importlib.util.spec_from_file_location(f"_labkit_scenario_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
+        raise UserError(f"cannot load scenario file {path_text!r}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, str(path.resolve().parent))  # the file may import its neighbours
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.path.remove(str(path.resolve().parent))
+    found = getattr(module, attribute, None)
+    if not isinstance(found, Scenario):
+        declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]
+        raise UnknownScenarioError(
+            f"{path_text} has no scenario named {attribute!r}; it declares: {', '.join(declared) or 'none'}"
+        )
+    return found

@@ -5,6 +5,7 @@ Each model call takes the next step of the script:
 * a ``str`` or :class:`Say` — the model answers with text and no tool call;
 * a :class:`Call`, or a list of them — the model asks for those tool calls,
   with JSON-text arguments, so real binding runs in the loop;
+* :class:`Reply` — text *and* tool calls in one reply, as real models often send;
 * :class:`Hang` — the call never answers (until the run is cancelled);
 * :class:`Fail` — the call raises; a ``ConnectionError`` becomes
   :class:`~labkit.ProviderUnavailable` at this boundary, and a
@@ -38,7 +39,7 @@ _validate_chunk = ChatChunk.__pydantic_validator__.validate_python
 _validate_call = ToolCall.__pydantic_validator__.validate_python
 _encode = json.JSONEncoder().encode  # json.dumps(value) with its defaults, without re-checking them per call
 
-__all__ = ["Call", "Fail", "Hang", "Say", "Script", "ScriptedTransport", "Step"]
+__all__ = ["Call", "Fail", "Hang", "Reply", "Say", "Script", "ScriptedTransport", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,32 @@ class Say:
 
 
 @dataclass(frozen=True, slots=True)
+class Reply:
+    """One reply with text *and* tool calls, e.g. ``Reply("Reading it now.", [Call("read_ticket", {"input": 42})])``.
+
+    The loop runs the calls (the text is kept in the transcript, it proves
+    nothing) and calls the model again. Streamed, the text comes first (one
+    piece per word), then the calls.
+
+    Raises:
+        TypeError: ``text`` is not a str, or ``calls`` is not a non-empty list of :class:`Call`.
+    """
+
+    text: str
+    calls: Sequence[Call]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"Reply text must be a str, not {type(self.text).__name__}")
+        if isinstance(self.calls, Call):
+            object.__setattr__(self, "calls", (self.calls,))
+        elif not (isinstance(self.calls, Sequence) and self.calls and all(isinstance(c, Call) for c in self.calls)):
+            raise TypeError("Reply calls must be a non-empty list of Call (use a str or Say for text alone)")
+        else:
+            object.__setattr__(self, "calls", tuple(self.calls))
+
+
+@dataclass(frozen=True, slots=True)
 class Hang:
     """A model call that never answers; only the run's cancellation ends it."""
 
@@ -135,7 +162,7 @@ class Fail:
             raise TypeError(f"Fail needs an exception instance, e.g. Fail(ConnectionError('down')), not {self.error!r}")
 
 
-Step: TypeAlias = "str | Say | Call | Sequence[Call] | Hang | Fail"
+Step: TypeAlias = "str | Say | Reply | Call | Sequence[Call] | Hang | Fail"
 Script: TypeAlias = "Sequence[Step] | Callable[[int, ChatRequest], Step]"
 
 
@@ -194,11 +221,13 @@ class ScriptedTransport:
 
 
 def _check_step(step: object, number: int) -> None:
-    if isinstance(step, (str, Say, Call, Hang, Fail)):
+    if isinstance(step, (str, Say, Reply, Call, Hang, Fail)):
         return
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         return
-    raise TypeError(f"step {number} is not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
+    raise TypeError(
+        f"step {number} is not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)"
+    )
 
 
 def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
@@ -207,14 +236,19 @@ def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
         return step, ()
     if isinstance(step, Say):
         return step.text, ()
+    if isinstance(step, Reply):
+        return step.text, _calls(step.calls, number)
     if isinstance(step, Call):
         return "", (_validate_call({"id": step.id or f"call-{number}", "name": step.name, "arguments": step.text()}),)
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
-        calls = tuple(
-            ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(step, 1)
-        )
-        return "", calls
-    raise TypeError(f"not a script step: {step!r} (use a str, Say, Call, a list of Call, Hang or Fail)")
+        return "", _calls(step, number)
+    raise TypeError(f"not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)")
+
+
+def _calls(calls: Sequence[Call], number: int) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall(id=c.id or f"call-{number}-{i}", name=c.name, arguments=c.text()) for i, c in enumerate(calls, 1)
+    )
 
 
 def _pieces(step: Step, text: str) -> list[str]:

@@ -300,7 +300,7 @@ class TracedSetup(Setup):
 
     async def arun(self) -> RunOutcome:
         return await traced_run(
-            self.agent, self.prompt, is_complete=self.task.is_complete, tracer=self.tracer, scenario=self.scenario.name
+            self.agent, self.prompt, is_complete=self.is_complete, tracer=self.tracer, scenario=self.scenario.name
         )
 
 

@@ -14,8 +14,11 @@ IMPLS = {
     "labkit-simple": "benchmarks.impls.labkit_simple",
     "labkit-sync": "benchmarks.impls.labkit_sync",
     "agent-framework": "benchmarks.impls.agent_framework",
+    "agent-framework+labkit": "benchmarks.impls.labkit_maf",
     "pydantic-ai": "benchmarks.impls.pydantic_ai",
+    "pydantic-ai+labkit": "benchmarks.impls.labkit_pydantic_ai",
     "openai-agents": "benchmarks.impls.openai_agents",
+    "openai-agents+labkit": "benchmarks.impls.labkit_openai_agents",
     "langgraph": "benchmarks.impls.langgraph",
 }
 """Implementation key -> module, in table order."""

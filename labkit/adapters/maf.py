@@ -1,0 +1,169 @@
+"""Microsoft Agent Framework's own function-invocation loop inside labkit's scope (extra ``labkit[maf]``).
+
+The Python side of the seed's own runtime:
+
+* chat client: a ``BaseChatClient`` with the framework's standard layers
+  (function invocation, chat middleware, telemetry) whose inner call goes
+  through labkit's counting client: the scripted model, or any transport;
+* tools: a ``FunctionTool`` per guarded tool, its input model the guarded
+  tool's JSON Schema; the function hands the arguments to labkit's guard;
+* loop cap: ``function_invocation_configuration["max_iterations"] = model_calls + 1``;
+* tool calls of one reply: ``allow_concurrent_invocation=False`` (one after
+  another, as the seed's .NET runtime does by default; the Python framework's
+  default is concurrent);
+* middleware: labkit's observing middleware is the agent's *function
+  middleware*: it records ``Middleware`` before the guard, and turns a halt
+  into the framework's ``MiddlewareFailure`` (chained to the halt). The
+  framework converts any other exception of a tool into an error result the
+  model reads and keeps looping; ``MiddlewareFailure`` is its documented
+  fail-closed escape, so the halt stops its loop;
+* streaming: ``agent.run(..., stream=True)``, read to its end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from agent_framework import Agent as _MafAgent
+from agent_framework import (
+    BaseChatClient,
+    ChatMiddlewareLayer,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    FunctionInvocationContext,
+    FunctionTool,
+    MiddlewareFailure,
+    function_middleware,
+)
+from agent_framework import Message as _MafMessage
+from agent_framework._tools import FunctionInvocationLayer
+from agent_framework.observability import ChatTelemetryLayer
+
+from ..agents import _spec
+from ..chat import ChatRequest, Message, ToolCall
+from ..errors import RunHalted
+from . import ForeignAgent
+
+__all__ = ["Agent"]
+
+
+class Agent(ForeignAgent):
+    """The framework's ``Agent.run`` loop over labkit's guarded tools and counting client."""
+
+    kind = "maf"
+    framework = "Microsoft Agent Framework"
+    distribution = "agent-framework-core"
+    settings = (
+        "max_iterations={max_iterations}; allow_concurrent_invocation=False (one after another); "
+        "labkit's observing middleware as function middleware"
+    )
+
+    def _tool(self, name: str) -> FunctionTool:
+        guarded = self._tools[name]
+
+        async def invoke(**arguments: Any) -> str:
+            return await self.call_tool(name, arguments, observe=False)  # the middleware observed it
+
+        return FunctionTool(name=name, description=guarded.description, func=invoke, input_model=guarded.json_schema())
+
+    async def _run(self, prompt: str) -> str | None:
+        client = _CountingChatClient(
+            self,
+            function_invocation_configuration={
+                "max_iterations": self.max_iterations,
+                "allow_concurrent_invocation": False,
+            },
+        )
+        scope = self.scope
+
+        @function_middleware
+        async def observe(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+            scope.observe_middleware(context.function.name)  # SPEC §3.5: before the guard
+            try:
+                await call_next()
+            except RunHalted as halt:
+                raise MiddlewareFailure(f"labkit stopped the run: {halt.reason.value}") from halt
+
+        agent = _MafAgent(
+            client, self.instructions, name=self.name, tools=[self._tool(n) for n in self._tools], middleware=[observe]
+        )
+        if self.stream:
+            stream = agent.run(prompt, stream=True)
+            async for _ in stream:
+                pass
+            response = await stream.get_final_response()
+        else:
+            response = await agent.run(prompt)
+        return response.text or None
+
+
+class _CountingChatClient(
+    FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], ChatTelemetryLayer[Any], BaseChatClient[Any]
+):
+    """A chat client with the framework's standard layers whose every call is one counted labkit model call."""
+
+    OTEL_PROVIDER_NAME = "labkit"
+
+    def __init__(self, owner: Agent, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._owner = owner
+
+    def _request(self, messages: Sequence[_MafMessage], stream: bool) -> ChatRequest:
+        return ChatRequest(
+            messages=(Message.system(self._owner.instructions), *_to_labkit(messages)),
+            tools=tuple(_spec(t) for t in self._owner.tools),
+            stream=stream,
+        )
+
+    def _inner_get_response(
+        self, *, messages: Sequence[_MafMessage], stream: bool, options: Mapping[str, Any], **kwargs: Any
+    ) -> Any:
+        request = self._request(messages, stream)
+        if stream:
+            return self._build_response_stream(self._stream(request))
+        return self._complete(request)
+
+    async def _complete(self, request: ChatRequest) -> ChatResponse:
+        reply = await self._owner.client.complete(request)
+        return ChatResponse(messages=[_MafMessage(role="assistant", contents=_contents(reply.text, reply.tool_calls))])
+
+    async def _stream(self, request: ChatRequest) -> AsyncIterator[ChatResponseUpdate]:
+        async for chunk in self._owner.client.stream(request):
+            contents = _contents(chunk.text, chunk.tool_calls)
+            if contents:
+                yield ChatResponseUpdate(role="assistant", contents=contents)
+
+
+def _contents(text: str | None, calls: Sequence[ToolCall]) -> list[Content]:
+    contents = [Content.from_text(text)] if text else []
+    contents.extend(Content.from_function_call(c.id, c.name, arguments=c.arguments) for c in calls)
+    return contents
+
+
+def _to_labkit(messages: Sequence[_MafMessage]) -> list[Message]:
+    """The framework's messages as labkit messages (its system messages are replaced by labkit's instructions)."""
+    out: list[Message] = []
+    for message in messages:
+        role = str(getattr(message.role, "value", message.role))
+        texts = [c.text for c in message.contents if c.type == "text" and c.text]
+        if role == "user":
+            out.append(Message.user("".join(texts)))
+        elif role == "assistant":
+            calls = tuple(
+                ToolCall(
+                    id=c.call_id,
+                    name=c.name,
+                    arguments=c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments or {}),
+                )
+                for c in message.contents
+                if c.type == "function_call"
+            )
+            out.append(Message.assistant("".join(texts) or None, calls))
+        for c in message.contents:
+            if c.type == "function_result":
+                result = c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)
+                out.append(Message.tool_result(c.call_id, result))
+    return out

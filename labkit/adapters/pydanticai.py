@@ -1,0 +1,134 @@
+"""pydantic-ai's own agent loop inside labkit's scope (extra ``labkit[pydantic-ai]``).
+
+* model: a ``FunctionModel`` whose function (and stream function) makes one
+  call through labkit's counting client: the scripted model, or any transport;
+* tools: ``Tool.from_schema`` per guarded tool, with the guarded tool's own
+  JSON Schema; pydantic-ai skips its validation, labkit's guard binds;
+* loop cap: ``UsageLimits(request_limit=model_calls + 1)``, no
+  ``tool_calls_limit`` (the guard is the tool bound);
+* tool calls of one reply: ``'sequential'`` (``Agent.parallel_tool_call_execution_mode``);
+  pydantic-ai's default is ``'parallel'``;
+* middleware: pydantic-ai has no function middleware, so the ``Middleware``
+  event is recorded by the tool function, before the guard;
+* streaming: ``agent.run(..., event_stream_handler=...)`` makes every model
+  call a streaming one.
+
+pydantic-ai lets an exception raised by a tool function propagate out of
+``agent.run`` (only ``ModelRetry`` is turned into a message to the model),
+so a halt stops its loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic_ai import Agent as _PydanticAgent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.tools import Tool
+from pydantic_ai.usage import UsageLimits
+
+from ..agents import _spec
+from ..chat import ChatRequest, Message, ToolCall
+from . import ForeignAgent
+
+__all__ = ["Agent"]
+
+
+class Agent(ForeignAgent):
+    """pydantic-ai's ``Agent.run`` loop over labkit's guarded tools and counting client."""
+
+    kind = "pydantic-ai"
+    framework = "pydantic-ai"
+    distribution = "pydantic-ai-slim"
+    settings = "UsageLimits(request_limit={max_iterations}); tool calls of one reply: 'sequential' (one after another)"
+
+    def _request(self, messages: list[ModelMessage], stream: bool) -> ChatRequest:
+        return ChatRequest(
+            messages=(Message.system(self.instructions), *_to_labkit(messages)),
+            tools=tuple(_spec(t) for t in self.tools),
+            stream=stream,
+        )
+
+    async def _complete(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        reply = await self.client.complete(self._request(messages, False))
+        return _to_pydantic(reply)
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        index = 0
+        async for chunk in self.client.stream(self._request(messages, True)):
+            if chunk.text:
+                yield chunk.text
+            for call in chunk.tool_calls:
+                yield {index: DeltaToolCall(name=call.name, json_args=call.arguments, tool_call_id=call.id)}
+                index += 1
+
+    def _tool(self, name: str) -> Tool[Any]:
+        guarded = self._tools[name]
+
+        async def invoke(**arguments: Any) -> str:
+            return await self.call_tool(name, arguments)
+
+        return Tool.from_schema(invoke, name=name, description=guarded.description, json_schema=guarded.json_schema())
+
+    async def _run(self, prompt: str) -> str | None:
+        agent = _PydanticAgent(
+            FunctionModel(self._complete, stream_function=self._stream, model_name="labkit-counting-client"),
+            instructions=self.instructions,
+            tools=[self._tool(name) for name in self._tools],
+            output_type=str,
+        )
+        limits = UsageLimits(request_limit=self.max_iterations)
+        with _PydanticAgent.parallel_tool_call_execution_mode("sequential"):
+            if self.stream:
+                result = await agent.run(prompt, usage_limits=limits, event_stream_handler=_drain)
+            else:
+                result = await agent.run(prompt, usage_limits=limits)
+        return result.output
+
+
+async def _drain(ctx: Any, events: AsyncIterator[Any]) -> None:
+    async for _ in events:  # reading the events is what makes pydantic-ai stream each model call
+        pass
+
+
+def _to_labkit(messages: list[ModelMessage]) -> list[Message]:
+    """pydantic-ai's history as labkit messages (its system parts are replaced by labkit's instructions)."""
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    out.append(Message.user(part.content if isinstance(part.content, str) else str(part.content)))
+                elif isinstance(part, ToolReturnPart):
+                    out.append(Message.tool_result(part.tool_call_id, part.model_response_str()))
+                elif isinstance(part, RetryPromptPart):
+                    if part.tool_name:
+                        out.append(Message.tool_result(part.tool_call_id, part.model_response()))
+                    else:
+                        out.append(Message.user(part.model_response()))
+        elif isinstance(message, ModelResponse):
+            texts = [p.content for p in message.parts if isinstance(p, TextPart)]
+            calls = tuple(
+                ToolCall(id=p.tool_call_id, name=p.tool_name, arguments=p.args_as_json_str())
+                for p in message.parts
+                if isinstance(p, ToolCallPart)
+            )
+            out.append(Message.assistant("".join(texts) or None, calls))
+    return out
+
+
+def _to_pydantic(reply: Message) -> ModelResponse:
+    parts: list[Any] = [TextPart(reply.text)] if reply.text else []
+    parts.extend(ToolCallPart(c.name, c.arguments, tool_call_id=c.id) for c in reply.tool_calls)
+    return ModelResponse(parts=parts, model_name="labkit-counting-client")

@@ -1,0 +1,252 @@
+"""One scope around three foreign runtimes (issue 12): the parity matrix and what it rests on.
+
+Every seed scenario x {labkit simple, labkit harness, each adapter} x
+{non-streaming, streaming} must give the same status, the same control
+events (ModelCall, Middleware, ToolCall and the halt event, in order) and the
+same bodies entered, counted inside the bodies. A runtime whose framework is
+not installed is skipped with a reason naming the extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+import labkit
+from labkit import Call, Hang, Reply, RunStatus, StopReason, Tool
+from labkit.adapters import RUNTIMES, available
+
+FRAMEWORK_MODULES = ("agent_framework", "pydantic_ai", "agents", "openai")
+
+
+def runtime_param(name: str) -> object:
+    spec = RUNTIMES[name]
+    return pytest.param(
+        name,
+        id=name,
+        marks=pytest.mark.skipif(
+            not available(name), reason=f"{spec.distribution} is not installed: pip install 'labkit[{spec.extra}]'"
+        ),
+    )
+
+
+ADAPTERS = [runtime_param(name) for name in RUNTIMES]
+AGENTS = [pytest.param("simple", id="simple"), pytest.param("harness", id="harness"), *ADAPTERS]
+
+
+def summary(outcome: labkit.RunOutcome) -> tuple[object, ...]:
+    return outcome.status, outcome.events, outcome.text
+
+
+def run_setup(scenario: labkit.Scenario | str, agent: str, stream: bool) -> tuple[labkit.RunOutcome, labkit.Setup]:
+    setup = labkit.prepare(scenario, agent=agent, stream=stream)  # type: ignore[arg-type]
+    return labkit.run(setup), setup
+
+
+EXPECTED = {  # SPEC §6: status, ToolCall events, ModelCall events
+    "complete": ("Completed", 2, 3),
+    "incomplete": ("Incomplete", 0, 1),
+    "forbidden": ("PermissionDenied", 0, 1),
+    "repeat": ("RepeatedCall", 1, 2),
+    "changing": ("ToolBudget", 4, 5),
+    "budget": ("ModelBudget", 1, 1),
+    "deadline": ("DeadlineExceeded", 0, 1),
+    "unavailable": ("ProviderUnavailable", 0, 1),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("name", list(labkit.SCENARIOS))
+def test_parity_matrix(name: str, agent: str, stream: bool) -> None:
+    reference, reference_setup = run_setup(name, "simple", False)
+    outcome, setup = run_setup(name, agent, stream)
+    assert (outcome.status.value, outcome.count("ToolCall"), outcome.count("ModelCall")) == EXPECTED[name]
+    assert summary(outcome) == summary(reference)  # same status, same events in the same order, same text
+    assert setup.task.entries == reference_setup.task.entries  # counted inside the bodies
+    halts = [e for e in outcome.events if e.kind in StopReason._value2member_map_]
+    assert halts == [e for e in reference.events if e.kind in StopReason._value2member_map_]
+    assert len(halts) == (1 if outcome.status.is_stop else 0)
+
+
+# -- a learner's scenario, as written in a notebook cell (under 25 lines) -----------------
+
+@dataclass
+class Shelf:
+    books: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+
+async def shelve(state: Shelf, title: str) -> str:
+    """Put a book on the shelf."""
+    state.log.append(f"start {title}")
+    await asyncio.sleep(0.01)  # a batch run concurrently would interleave here
+    state.books.append(title)
+    state.log.append(f"end {title}")
+    return f"{len(state.books)} books"
+
+
+LIBRARY = labkit.scenario(
+    "library",
+    tools=[Tool("shelve", "shelf.write", shelve)],
+    script=[
+        Reply("Shelving two books.", [Call("shelve", {"title": "Dune"}), Call("shelve", {"title": "Emma"})]),
+        Call("shelve", {"title": "Dune"}),  # the broken record: the guard stops it
+    ],
+    done=lambda shelf: len(shelf.books) == 2,
+    state=Shelf,
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_learner_scenario_runs_the_same_everywhere(agent: str, stream: bool) -> None:
+    outcome, setup = run_setup(LIBRARY, agent, stream)
+    reference, _ = run_setup(LIBRARY, "simple", False)
+    assert summary(outcome) == summary(reference)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.REPEATED_CALL, 2, 2)
+    assert sorted(setup.task.books) == ["Dune", "Emma"]  # and nothing after the halt
+    # one after another (SPEC §3.1 default), in the model's order: every adapter sets its runtime so;
+    # labkit's own loop does once it has the `concurrent_tool_calls=False` option (SPEC §3.1, core change)
+    if agent in RUNTIMES or getattr(setup.agent, "concurrent_tool_calls", None) is False:
+        assert setup.task.log == ["start Dune", "end Dune", "start Emma", "end Emma"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_after_a_halt_in_a_batch_no_body_starts_and_the_loop_stops(agent: str) -> None:
+    batch = labkit.scenario(
+        "batch",
+        tools=[Tool("shelve", "shelf.write", shelve)],
+        script=[[Call("shelve", {"title": t}) for t in ("Dune", "Dune", "Emma")]],
+        done=lambda shelf: False,
+        state=Shelf,
+    )
+    outcome, setup = run_setup(batch, agent, False)
+    assert outcome.status is RunStatus.REPEATED_CALL and outcome.text is None
+    assert outcome.count("ModelCall") == 1 and outcome.count("ToolCall") == 1  # the model was not asked again
+    assert "Emma" not in setup.task.books  # the third call never started
+    if agent in RUNTIMES or getattr(setup.agent, "concurrent_tool_calls", None) is False:
+        assert setup.task.books == ["Dune"]  # one after another: the first finished before the second was refused
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_failing_body_is_a_result_the_model_reads_not_a_stop(agent: str) -> None:
+    outcome, setup = run_setup(
+        labkit.scenario(
+            "early",
+            tools=labkit.SCENARIOS["complete"].tools,
+            script=[Call("finish_review", {"input": 42}), Call("read_ticket", {"input": 42}),
+                    Call("finish_review", {"input": 42}), "Review finished."],
+            done=labkit.SCENARIOS["complete"].done,
+            state=labkit.ReviewTask,
+            limits={"repetitions": 2},
+        ),
+        agent,
+        False,
+    )
+    assert outcome.status is RunStatus.COMPLETED and outcome.count("ToolCall") == 3
+    assert setup.task.entries == {"read_ticket": 1, "finish_review": 2}
+    second_request = setup.transport.requests[1]
+    assert "read ticket 42 before finishing" in second_request.messages[-1].text  # the model read the failure
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_the_caller_cancelling_reaches_the_foreign_loop(agent: str) -> None:
+    async def main() -> None:
+        setup = labkit.prepare(
+            labkit.scenario("hang", tools=LIBRARY.tools, script=[Hang()], done=bool, state=Shelf), agent=agent
+        )  # type: ignore[arg-type]
+        task = asyncio.ensure_future(setup.arun())
+        while setup.scope.usage.model_calls == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert setup.scope.stop_reason is None  # the caller's cancellation is not a stop status
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_the_header_names_the_runtime_and_its_settings(agent: str) -> None:
+    setup = labkit.prepare("complete", agent=agent)  # type: ignore[arg-type]
+    header = "\n".join(setup.header())
+    assert f"agent: {agent} (" in header and "inside labkit's scope" in header
+    assert str(labkit.Limits().model_calls + 1) in header and "one after another" in header
+
+
+def test_import_labkit_loads_no_framework() -> None:
+    code = (
+        "import sys, json, labkit, labkit.adapters; labkit.run('complete'); "
+        f"print(json.dumps([m for m in {FRAMEWORK_MODULES!r} if m in sys.modules]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == []
+
+
+def test_a_missing_runtime_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import labkit.adapters as adapters
+
+    monkeypatch.setattr(adapters, "available", lambda runtime: False)
+    with pytest.raises(labkit.MissingExtraError, match=r"pip install 'labkit\[pydantic-ai\]'"):
+        labkit.prepare("complete", agent="pydantic-ai")
+    with pytest.raises(labkit.UserError, match="unknown agent 'langchain'"):
+        labkit.prepare("complete", agent="langchain")  # type: ignore[arg-type]
+
+
+# -- the console ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_the_console_runs_a_scenario_under_a_runtime(runtime: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from labkit.cli import main
+
+    assert main(["run", "changing", "--json"]) == 2
+    reference = json.loads(capsys.readouterr().out)
+    assert main(["run", "changing", "--json", "--runtime", runtime]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["agent"] == runtime
+    assert (data["status"], data["events"]) == (reference["status"], reference["events"])
+
+
+def test_the_console_names_the_missing_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import labkit.adapters as adapters
+    from labkit.cli import main
+
+    monkeypatch.setattr(adapters, "available", lambda runtime: False)
+    assert main(["run", "complete", "--runtime", "openai-agents"]) == labkit.EXIT_CONFIG
+    assert "pip install 'labkit[openai-agents]'" in capsys.readouterr().err
+    assert main(["run", "complete", "--runtime", "maf", "--simple"]) == labkit.EXIT_USAGE
+    assert "--simple and --runtime" in capsys.readouterr().err
+    assert main(["run", "complete", "--runtime", "langchain"]) == labkit.EXIT_USAGE
+    assert "invalid choice: 'langchain'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_deadline_reaches_a_body_inside_the_foreign_loop(agent: str) -> None:
+    async def stuck(state: Shelf, title: str) -> str:
+        """Never returns on its own."""
+        state.log.append(f"start {title}")
+        await asyncio.sleep(3600)
+        return "never"
+
+    waits = labkit.scenario(
+        "stuck",
+        tools=[Tool("stuck", "shelf.write", stuck)],
+        script=[Call("stuck", {"title": "Dune"}), "unreachable"],
+        done=bool,
+        state=Shelf,
+        limits={"deadline_s": 0.3},
+    )
+    outcome, setup = run_setup(waits, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (
+        RunStatus.DEADLINE_EXCEEDED, 1, 1
+    )
+    assert setup.task.log == ["start Dune"] and outcome.text is None

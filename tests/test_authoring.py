@@ -1,0 +1,124 @@
+"""Authoring a scenario of one's own (issue 12): labkit.scenario, labkit.Tool, labkit.Reply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import labkit
+from labkit import Call, Reply, RunStatus, Tool, UserError
+from labkit.scenarios import REVIEW_TOOLS
+from labkit.cli import main
+
+HERE = Path(__file__).parent
+ADDER_FILE = HERE / "scenarios" / "adder.py"
+
+
+def counts(outcome: labkit.RunOutcome) -> tuple[str, int, int]:
+    return outcome.status.value, outcome.count("ToolCall"), outcome.count("ModelCall")
+
+
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_file_scenario_runs_under_both_agents(agent: str, stream: bool) -> None:
+    scenario = labkit.load_scenario(f"{ADDER_FILE}:ADDER")
+    setup = labkit.prepare(scenario, agent=agent, stream=stream)  # type: ignore[arg-type]
+    outcome = labkit.run(setup)
+    assert counts(outcome) == ("Completed", 2, 3)
+    assert outcome.text == "Done: 5."
+    assert setup.task.entries == {"add": 2} and setup.task.total == 5
+    first_reply = outcome.transcript[2]  # system, user, then the model's first reply: text and a call together
+    assert first_reply.text == "Adding 2 first." and [c.name for c in first_reply.tool_calls] == ["add"]
+
+
+def test_the_condition_is_on_host_state_not_on_the_text() -> None:
+    from tests.scenarios.adder import Counter, add
+
+    only_talks = labkit.scenario(
+        "talker", tools=[Tool("add", "math.add", add)], script=["Done: 5."], done=lambda s: s.total == 5, state=Counter
+    )
+    outcome = labkit.run(only_talks)
+    assert counts(outcome) == ("Incomplete", 0, 1) and outcome.text == "Done: 5."
+
+
+def test_grants_and_limits_are_the_scenarios() -> None:
+    from tests.scenarios.adder import ADDER
+
+    denied = labkit.scenario(
+        "denied", tools=ADDER.tools, script=ADDER.script, done=ADDER.done, state=ADDER.state, capabilities=()
+    )
+    assert counts(labkit.run(denied)) == ("PermissionDenied", 0, 1)
+    budget = labkit.scenario(
+        "budget", tools=ADDER.tools, script=ADDER.script, done=ADDER.done, state=ADDER.state, limits={"tool_calls": 1}
+    )
+    assert counts(labkit.run(budget)) == ("ToolBudget", 1, 2)
+
+
+def test_the_seed_scenarios_are_declared_with_the_same_api() -> None:
+    for seed in labkit.SCENARIOS.values():
+        assert seed.tools == REVIEW_TOOLS and seed.state is labkit.ReviewTask
+        redeclared = labkit.scenario(
+            seed.name,
+            tools=seed.tools,
+            script=seed.script,
+            done=seed.done,
+            state=seed.state,
+            capabilities=seed.capabilities,
+            limits=seed.limits,
+            summary=seed.summary,
+            condition=seed.condition,
+            instructions=seed.instructions,
+            prompt=seed.prompt,
+        )
+        assert redeclared == seed
+
+
+ONE = [Tool("a", "c", lambda s: 1)]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Tool("add", "math.add", lambda: 1), "first parameter receives the host state"),
+        (lambda: Tool("", "math.add", lambda s: 1), "tool name is a non-empty str"),
+        (lambda: Tool("add", "math.add", 42), "must be a function"),
+        (lambda: labkit.scenario("x", tools=[], script=["ok"], done=bool), "non-empty list of labkit.Tool"),
+        (lambda: labkit.scenario("x", tools=ONE * 2, script=["ok"], done=bool), "share a name"),
+        (lambda: labkit.scenario("x", tools=ONE, script=[42], done=bool), "not a script step"),
+        (
+            lambda: labkit.scenario("x", tools=ONE, script=["ok"], done=bool, capabilities="c"),
+            "collection of names",
+        ),
+        (lambda: Reply("text", []), "non-empty list of Call"),
+        (lambda: labkit.load_scenario("nowhere.py:X"), "does not exist"),
+        (lambda: labkit.load_scenario(f"{ADDER_FILE}:MISSING"), "declares: ADDER"),
+        (lambda: labkit.load_scenario(f"{ADDER_FILE}:NOT_A_SCENARIO"), "no scenario named 'NOT_A_SCENARIO'"),
+    ],
+)
+def test_bad_declarations_get_one_clear_error(make, message: str) -> None:
+    with pytest.raises((UserError, TypeError), match=message):
+        make()
+
+
+def test_the_console_runs_a_scenario_from_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", f"{ADDER_FILE}:ADDER", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["scenario"] == "adder" and data["status"] == "Completed"
+    assert [e["kind"] for e in data["events"]].count("ToolCall") == 2
+    assert main(["run", f"{ADDER_FILE}:MISSING"]) == 64
+    assert "declares: ADDER" in capsys.readouterr().err
+
+
+def test_the_console_file_form_works_as_a_command(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "labkit", "run", f"{ADDER_FILE}:ADDER", "--simple"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "status: Completed (exit 0)" in result.stdout and "completion: <lambda>(state) holds" in result.stdout
