@@ -353,6 +353,11 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
             output.write("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0, "exit 0"
         if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
+            if args.scenario.endswith(".py"):  # a file without the name of the scenario declared in it
+                raise _UsageError(
+                    f"labkit run: argument SCENARIO: {args.scenario!r} is a file; name the scenario "
+                    f"declared in it: {args.scenario}:NAME"
+                )
             choices = ", ".join(repr(name) for name in SCENARIOS)
             raise _UsageError(
                 f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"
@@ -372,7 +377,8 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
         _error(f"labkit run: {exc}")
         return EXIT_CONFIG, f"exit {EXIT_CONFIG}"
     except (_UsageError, UserError) as exc:
-        _error(str(exc))
+        message = str(exc)  # a scenario file's error says nothing of the command: name it, as every usage error does
+        _error(message if message.startswith("labkit") else f"labkit run: {message}")
         return EXIT_USAGE, f"exit {EXIT_USAGE}"
     run = _run(setup, output, show_header=not args.json)
     try:
