@@ -172,6 +172,8 @@ def scenario_files(tmp_path: Path) -> Path:
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "empty.py").write_text("x = 1\n")
     (tmp_path / "untyped.py").write_text(UNTYPED)
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")  # e.g. a script's own argparse
+    (tmp_path / "folder.py").mkdir()
     return tmp_path
 
 
@@ -189,6 +191,8 @@ def scenario_files(tmp_path: Path) -> Path:
         (["run", "{tmp}/broken.py:s"], ["labkit run:", "failed to load", "SyntaxError"]),
         (["run", "{tmp}/empty.py:s"], ["labkit run:", "no scenario named 's'", "declares: none"]),
         (["run", "{tmp}/untyped.py:s"], ["labkit run:", "'title' needs a type annotation"]),
+        (["run", "{tmp}/exits.py:s"], ["labkit run:", "exits when run (SystemExit: 3)", "__main__"]),
+        (["run", "{tmp}/folder.py:s"], ["labkit run:", "folder.py' is not a file"]),
     ],
 )
 def test_console_usage_errors_exit_64(
