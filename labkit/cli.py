@@ -19,7 +19,9 @@ Exit codes:
 * 64 a usage error (no command, unknown scenario, unknown flag, an
   unexpected argument, a flag's bad value: a bad limit, or a malformed
   ``--base-url``, ``--model`` or ``--api-key-env``; a profile flag without
-  ``--live``), never confused with a controlled stop;
+  ``--live``; a scenario file that does not load or declares its scenario
+  wrongly, or whose script runs out of steps during the run), never
+  confused with a controlled stop;
 * 74 the output could not be written (stdout failed with an ``OSError``
   such as a full disk); one line on stderr naming the error *and the run's
   status and exit code*, which are not lost;
@@ -392,6 +394,9 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
     except ProviderResponseError as exc:
         _error(f"labkit run: {exc}")
         return EXIT_PROTOCOL, f"exit {EXIT_PROTOCOL}"
+    except UserError as exc:  # e.g. a scenario file's script ran out of steps (ScriptExhausted)
+        _error(f"labkit run: {exc}")
+        return EXIT_USAGE, f"exit {EXIT_USAGE}"
     output.write(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
     return outcome.exit_code, f"the run ended with status {outcome.status.value} (exit {outcome.exit_code})"
 

@@ -172,6 +172,9 @@ def scenario_files(tmp_path: Path) -> Path:
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "empty.py").write_text("x = 1\n")
     (tmp_path / "untyped.py").write_text(UNTYPED)
+    (tmp_path / "short.py").write_text(  # a script one step too short: the run asks for a second reply
+        UNTYPED.replace("title)", "title: str)").replace('script=["ok"]', 'script=[labkit.Call("shelve", {"title": "x"})]')
+    )
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")  # e.g. a script's own argparse
     (tmp_path / "folder.py").mkdir()
     return tmp_path
@@ -205,6 +208,22 @@ def test_console_usage_errors_exit_64(
     for fragment in fragments:
         assert fragment in captured.err
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("loop", [[], ["--simple"], ["--runtime", "pydantic-ai"]], ids=["harness", "simple", "adapter"])
+def test_a_script_too_short_for_the_run_is_one_line_exit_64(
+    loop: list[str], scenario_files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run asks the learner's script for a second reply it does not hold (ScriptExhausted, a UserError)
+    if loop[-1:] == ["pydantic-ai"]:
+        pytest.importorskip("pydantic_ai")
+    assert console(["run", f"{scenario_files}/short.py:s", *loop]) == 64
+    captured = capsys.readouterr()
+    assert captured.out.startswith("agent: ")  # the header was out before the run started
+    assert captured.err == (
+        "labkit run: the script has 1 step but model call 2 was made; "
+        "add steps or use a function (call_number, request) -> step\n"
+    )
 
 
 def test_a_tool_name_registered_twice_is_refused() -> None:
