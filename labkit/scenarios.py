@@ -141,6 +141,8 @@ class Scenario:
             ScriptedTransport(self.script)  # checks every step of a list
         except TypeError as exc:
             raise UserError(f"scenario {self.name!r}: {exc}") from None
+        if isinstance(self.script, Sequence) and not self.script:  # its first model call would find nothing
+            raise UserError(f"scenario {self.name!r}: the script is empty; give at least one step, e.g. \"Done.\"")
         object.__setattr__(self, "limits", _limits(self.limits))
         if isinstance(self.capabilities, (str, bytes)) or not isinstance(self.capabilities, Iterable):
             raise UserError(

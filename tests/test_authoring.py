@@ -94,6 +94,7 @@ ONE = [Tool("a", "c", lambda s: 1)]
             "collection of names",
         ),
         (lambda: Reply("text", []), "non-empty list of Call"),
+        (lambda: labkit.scenario("x", tools=ONE, script=[], done=bool), "the script is empty"),
         (lambda: labkit.load_scenario("nowhere.py:X"), "does not exist"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:MISSING"), "declares: ADDER"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:NOT_A_SCENARIO"), "no scenario named 'NOT_A_SCENARIO'"),
