@@ -19,7 +19,9 @@ Exit codes:
 * 64 a usage error (no command, unknown scenario, unknown flag, an
   unexpected argument, a flag's bad value: a bad limit, or a malformed
   ``--base-url``, ``--model`` or ``--api-key-env``; a profile flag without
-  ``--live``), never confused with a controlled stop;
+  ``--live``; a scenario file that does not load or declares its scenario
+  wrongly, or whose script runs out of steps during the run), never
+  confused with a controlled stop;
 * 74 the output could not be written (stdout failed with an ``OSError``
   such as a full disk); one line on stderr naming the error *and the run's
   status and exit code*, which are not lost;
@@ -353,6 +355,11 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
             output.write("\n".join(f"{s.name:<12} {s.summary}" for s in SCENARIOS.values()))
             return 0, "exit 0"
         if ".py:" not in args.scenario and args.scenario not in SCENARIOS:  # as argparse words a bad choice
+            if args.scenario.endswith(".py"):  # a file without the name of the scenario declared in it
+                raise _UsageError(
+                    f"labkit run: argument SCENARIO: {args.scenario!r} is a file; name the scenario "
+                    f"declared in it: {args.scenario}:NAME"
+                )
             choices = ", ".join(repr(name) for name in SCENARIOS)
             raise _UsageError(
                 f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"
@@ -372,7 +379,8 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
         _error(f"labkit run: {exc}")
         return EXIT_CONFIG, f"exit {EXIT_CONFIG}"
     except (_UsageError, UserError) as exc:
-        _error(str(exc))
+        message = str(exc)  # a scenario file's error says nothing of the command: name it, as every usage error does
+        _error(message if message.startswith("labkit") else f"labkit run: {message}")
         return EXIT_USAGE, f"exit {EXIT_USAGE}"
     run = _run(setup, output, show_header=not args.json)
     try:
@@ -386,6 +394,9 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
     except ProviderResponseError as exc:
         _error(f"labkit run: {exc}")
         return EXIT_PROTOCOL, f"exit {EXIT_PROTOCOL}"
+    except UserError as exc:  # e.g. a scenario file's script ran out of steps (ScriptExhausted)
+        _error(f"labkit run: {exc}")
+        return EXIT_USAGE, f"exit {EXIT_USAGE}"
     output.write(_as_json(setup, outcome) if args.json else _as_text(setup, outcome))
     return outcome.exit_code, f"the run ended with status {outcome.status.value} (exit {outcome.exit_code})"
 

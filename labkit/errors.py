@@ -12,6 +12,7 @@ a run::
     │   ├── ScopeStateError       a scope used outside its single-run lifecycle
     │   ├── UnknownScenarioError  a scenario name that does not exist
     │   ├── ScriptExhausted       a scripted transport asked for more steps than scripted
+    │   ├── ScriptStepError       a script step (Call, Say, Reply, Fail) or script that cannot be made
     │   ├── ConfigurationError    a live profile that cannot work as written
     │   └── InputError            a value given to a teaching helper that it cannot use
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
@@ -46,6 +47,7 @@ __all__ = [
     "RunHalted",
     "ScopeStateError",
     "ScriptExhausted",
+    "ScriptStepError",
     "ToolArgumentsError",
     "ToolBodyError",
     "ToolDefinitionError",
@@ -113,6 +115,17 @@ class UnknownScenarioError(UserError, KeyError):
 
 class ScriptExhausted(UserError):
     """A scripted transport was asked for more model responses than it holds."""
+
+
+class ScriptStepError(UserError, TypeError, ValueError):
+    """A script step or a script cannot be made from what was given.
+
+    Raised by :class:`~labkit.Call`, :class:`~labkit.Say`, :class:`~labkit.Reply`,
+    :class:`~labkit.Fail` and :class:`~labkit.ScriptedTransport` (hence by
+    :func:`labkit.scenario`): e.g. ``Call("t", 5)``, ``Reply(None, [...])``,
+    ``Say("x", chunks=0)``, a step that is not one. A ``TypeError`` and a
+    ``ValueError`` too, as a wrong argument type or value is.
+    """
 
 
 class ConfigurationError(UserError):

@@ -188,12 +188,20 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         for one tool).
 
     Raises:
-        InputError: a side is not valid JSON text, or holds a non-finite number
+        InputError: ``pairs`` is not a mapping of two JSON texts each, a side is
+            not valid JSON text, or holds a non-finite number
             (``1e400``, ``NaN``); the message names the pair. (``InputError`` is
             labkit's own error and a ``ValueError``.)
     """
+    if not isinstance(pairs, Mapping):
+        raise InputError(f"canonical_frame needs {{label: (left_json, right_json)}}, not {type(pairs).__name__}")
     rows = []
-    for label, (left, right) in pairs.items():
+    for label, pair in pairs.items():
+        if isinstance(pair, str) or not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
+            isinstance(side, str) for side in pair
+        ):
+            raise InputError(f"pair {label!r}: give two JSON texts (left_json, right_json), not {pair!r}")
+        left, right = pair
         texts = []
         for side in (left, right):
             try:

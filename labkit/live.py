@@ -300,7 +300,7 @@ def map_error(exc: BaseException, profile: LiveProfile) -> LabkitError:
             why = _cause(exc)
         return ProviderUnavailable(
             f"cannot reach the model server at {url} ({why}); start it (e.g. `ollama serve`) "
-            f"or point --base-url / ${ENV_BASE_URL} at a running one"
+            f"or point --base-url, ${ENV_BASE_URL} or the profile file's base_url at a running one"
         )
     if kind is ConfigurationError:
         return ConfigurationError(_what_to_fix(status, profile, url, _server_message(exc)))

@@ -141,6 +141,8 @@ class Scenario:
             ScriptedTransport(self.script)  # checks every step of a list
         except TypeError as exc:
             raise UserError(f"scenario {self.name!r}: {exc}") from None
+        if isinstance(self.script, Sequence) and not self.script:  # its first model call would find nothing
+            raise UserError(f"scenario {self.name!r}: the script is empty; give at least one step, e.g. \"Done.\"")
         object.__setattr__(self, "limits", _limits(self.limits))
         if isinstance(self.capabilities, (str, bytes)) or not isinstance(self.capabilities, Iterable):
             raise UserError(
@@ -338,8 +340,9 @@ def load_scenario(spec: str) -> Scenario:
     The file is executed as a module of its own (not added to ``sys.modules``).
 
     Raises:
-        UserError: no ``:NAME`` part, the file does not exist, or running it
-            raised (the message names the file and the error).
+        UserError: no ``:NAME`` part, the file does not exist (or is a
+            directory), or running it raised or exited (``SystemExit``); the
+            message names the file and the error.
         UnknownScenarioError: the file has no ``NAME``, or ``NAME`` is not a
             :class:`Scenario`; the message lists the scenarios it declares.
     """
@@ -348,7 +351,7 @@ def load_scenario(spec: str) -> Scenario:
         raise UserError(f"a scenario file is given as path/to/file.py:NAME, not {spec!r}")
     path = Path(path_text)
     if not path.is_file():
-        raise UserError(f"scenario file {path_text!r} does not exist")
+        raise UserError(f"scenario file {path_text!r} {'is not a file' if path.exists() else 'does not exist'}")
     module_spec = importlib.util.spec_from_file_location(f"_labkit_scenario_{path.stem}", path)
     if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
         raise UserError(f"cannot load scenario file {path_text!r}")
@@ -356,6 +359,11 @@ def load_scenario(spec: str) -> Scenario:
     sys.path.insert(0, str(path.resolve().parent))  # the file may import its neighbours
     try:
         module_spec.loader.exec_module(module)
+    except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
+        raise UserError(
+            f"scenario file {path_text!r} failed to load: it exits when run (SystemExit: {exc.code}); "
+            "put that code under `if __name__ == \"__main__\":`"
+        ) from exc
     except Exception as exc:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .chat import ChatChunk, ChatRequest, ToolCall
-from .errors import ProviderUnavailable, ScriptExhausted
+from .errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
 
 # ChatChunk(...) and ToolCall(...) validate through these; called with a dict they skip the
 # model's Python __init__ wrapper (~0.4 µs each), the validation is the same.
@@ -60,14 +60,14 @@ class Call:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise TypeError(f"Call name must be a tool name (str), not {type(self.name).__name__}")
+            raise ScriptStepError(f"Call name must be a tool name (str), not {type(self.name).__name__}")
         if not isinstance(self.arguments, (str, Mapping)):
-            raise TypeError(
+            raise ScriptStepError(
                 f"Call arguments must be a mapping such as {{'input': 42}} or raw JSON text, "
                 f"not {type(self.arguments).__name__}"
             )
         if self.id is not None and not isinstance(self.id, str):
-            raise TypeError(f"Call id must be a str, not {type(self.id).__name__}")
+            raise ScriptStepError(f"Call id must be a str, not {type(self.id).__name__}")
         if not isinstance(self.arguments, str):
             # A Call is a value: it keeps its own copy of the arguments, encoded once, here
             # (a step is replayed run after run; changing the dict passed in changes nothing).
@@ -75,7 +75,7 @@ class Call:
             try:
                 text = _encode(arguments)
             except (TypeError, ValueError) as exc:
-                raise TypeError(f"Call arguments must be JSON values: {exc}") from None
+                raise ScriptStepError(f"Call arguments must be JSON values: {exc}") from None
             object.__setattr__(self, "arguments", arguments)
             object.__setattr__(self, "_text", text)
 
@@ -93,9 +93,9 @@ class Say:
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
-            raise TypeError(f"Say text must be a str, not {type(self.text).__name__}")
+            raise ScriptStepError(f"Say text must be a str, not {type(self.text).__name__}")
         if self.chunks is not None and (not isinstance(self.chunks, int) or self.chunks < 1):
-            raise ValueError(f"Say chunks must be a whole number >= 1, not {self.chunks!r}")
+            raise ScriptStepError(f"Say chunks must be a whole number >= 1, not {self.chunks!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +115,11 @@ class Reply:
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
-            raise TypeError(f"Reply text must be a str, not {type(self.text).__name__}")
+            raise ScriptStepError(f"Reply text must be a str, not {type(self.text).__name__}")
         if isinstance(self.calls, Call):
             object.__setattr__(self, "calls", (self.calls,))
         elif not (isinstance(self.calls, Sequence) and self.calls and all(isinstance(c, Call) for c in self.calls)):
-            raise TypeError("Reply calls must be a non-empty list of Call (use a str or Say for text alone)")
+            raise ScriptStepError("Reply calls must be a non-empty list of Call (use a str or Say for text alone)")
         else:
             object.__setattr__(self, "calls", tuple(self.calls))
 
@@ -159,7 +159,9 @@ class Fail:
 
     def __post_init__(self) -> None:
         if not isinstance(self.error, BaseException):
-            raise TypeError(f"Fail needs an exception instance, e.g. Fail(ConnectionError('down')), not {self.error!r}")
+            raise ScriptStepError(
+                f"Fail needs an exception instance, e.g. Fail(ConnectionError('down')), not {self.error!r}"
+            )
 
 
 Step: TypeAlias = "str | Say | Reply | Call | Sequence[Call] | Hang | Fail"
@@ -178,7 +180,7 @@ class ScriptedTransport:
 
     def __init__(self, script: Script) -> None:
         if isinstance(script, (str, bytes)) or not (callable(script) or isinstance(script, Sequence)):
-            raise TypeError("a script is a list of steps or a function (call_number, request) -> step")
+            raise ScriptStepError("a script is a list of steps or a function (call_number, request) -> step")
         if not callable(script):
             for number, step in enumerate(script, 1):
                 _check_step(step, number)
@@ -225,7 +227,7 @@ def _check_step(step: object, number: int) -> None:
         return
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         return
-    raise TypeError(
+    raise ScriptStepError(
         f"step {number} is not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)"
     )
 
@@ -242,7 +244,7 @@ def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
         return "", (_validate_call({"id": step.id or f"call-{number}", "name": step.name, "arguments": step.text()}),)
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         return "", _calls(step, number)
-    raise TypeError(f"not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)")
+    raise ScriptStepError(f"not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)")
 
 
 def _calls(calls: Sequence[Call], number: int) -> tuple[ToolCall, ...]:

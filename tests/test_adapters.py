@@ -117,6 +117,23 @@ def test_a_learner_scenario_runs_the_same_everywhere(agent: str, stream: bool) -
         assert setup.task.log == ["start Dune", "end Dune", "start Emma", "end Emma"]
 
 
+DONE_AFTER_A_TALKING_REPLY = labkit.scenario(
+    "talking",
+    tools=[Tool("shelve", "shelf.write", shelve)],
+    script=[Reply("Shelving one book.", [Call("shelve", {"title": "Dune"})]), "Done."],
+    done=lambda shelf: shelf.books == ["Dune"],
+    state=Shelf,
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_text_is_the_last_reply_s_not_every_reply_s(agent: str, stream: bool) -> None:
+    # an earlier reply's text (one that also asked for a tool) is not part of the final text
+    outcome, _ = run_setup(DONE_AFTER_A_TALKING_REPLY, agent, stream)
+    assert (outcome.status, outcome.text) == (RunStatus.COMPLETED, "Done.")
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_after_a_halt_in_a_batch_no_body_starts_and_the_loop_stops(agent: str) -> None:
     batch = labkit.scenario(

@@ -94,6 +94,7 @@ ONE = [Tool("a", "c", lambda s: 1)]
             "collection of names",
         ),
         (lambda: Reply("text", []), "non-empty list of Call"),
+        (lambda: labkit.scenario("x", tools=ONE, script=[], done=bool), "the script is empty"),
         (lambda: labkit.load_scenario("nowhere.py:X"), "does not exist"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:MISSING"), "declares: ADDER"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:NOT_A_SCENARIO"), "no scenario named 'NOT_A_SCENARIO'"),
@@ -122,3 +123,21 @@ def test_the_console_file_form_works_as_a_command(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "status: Completed (exit 0)" in result.stdout and "completion: <lambda>(state) holds" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Call("t", 5), "mapping such as"),
+        (lambda: Call(5), "tool name"),
+        (lambda: Reply(None, [Call("t")]), "Reply text must be a str"),
+        (lambda: labkit.Say("x", chunks=0), "whole number >= 1"),
+        (lambda: labkit.Fail("down"), "exception instance"),
+        (lambda: labkit.ScriptedTransport([3.5]), "not a script step"),
+    ],
+)
+def test_a_wrong_script_step_is_a_user_error(make, message: str) -> None:
+    # docs/adapters.md: "A wrong declaration raises labkit.UserError with one message"
+    with pytest.raises(labkit.ScriptStepError, match=message) as info:
+        make()
+    assert isinstance(info.value, UserError)

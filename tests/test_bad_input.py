@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,6 +157,29 @@ def test_unknown_limit_field_is_refused() -> None:
         Limits(tool_call=3)  # type: ignore[call-arg]
 
 
+UNTYPED = """
+import labkit
+def shelve(state, title):
+    return "shelved"
+s = labkit.scenario("s", tools=[labkit.Tool("shelve", "shelf.write", shelve)], script=["ok"], done=bool)
+"""
+
+
+@pytest.fixture
+def scenario_files(tmp_path: Path) -> Path:
+    """Scenario files a learner may get wrong: a syntax error, no scenario, a tool body without annotations."""
+    (tmp_path / "library.py").write_text(UNTYPED.replace("title)", "title: str)"))
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    (tmp_path / "untyped.py").write_text(UNTYPED)
+    (tmp_path / "short.py").write_text(  # a script one step too short: the run asks for a second reply
+        UNTYPED.replace("title)", "title: str)").replace('script=["ok"]', 'script=[labkit.Call("shelve", {"title": "x"})]')
+    )
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")  # e.g. a script's own argparse
+    (tmp_path / "folder.py").mkdir()
+    return tmp_path
+
+
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [
@@ -164,15 +188,42 @@ def test_unknown_limit_field_is_refused() -> None:
         (["run", "complete", "--tool-calls", "-1"], ["--tool-calls"]),
         (["run", "complete", "--tool-calls", "many"], ["--tool-calls", "invalid int value"]),
         (["launch"], ["invalid choice", "run", "scenarios"]),
+        # a scenario file of the learner's own (`labkit run FILE.py:NAME`), written by `scenario_files`
+        (["run", "{tmp}/library.py"], ["is a file", "library.py:NAME"]),
+        (["run", "{tmp}/nowhere.py:s"], ["labkit run:", "does not exist"]),
+        (["run", "{tmp}/broken.py:s"], ["labkit run:", "failed to load", "SyntaxError"]),
+        (["run", "{tmp}/empty.py:s"], ["labkit run:", "no scenario named 's'", "declares: none"]),
+        (["run", "{tmp}/untyped.py:s"], ["labkit run:", "'title' needs a type annotation"]),
+        (["run", "{tmp}/exits.py:s"], ["labkit run:", "exits when run (SystemExit: 3)", "__main__"]),
+        (["run", "{tmp}/folder.py:s"], ["labkit run:", "folder.py' is not a file"]),
     ],
 )
-def test_console_usage_errors_exit_64(argv: list[str], fragments: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_console_usage_errors_exit_64(
+    argv: list[str], fragments: list[str], scenario_files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [arg.replace("{tmp}", str(scenario_files)) for arg in argv]
     assert console(argv) == 64
     captured = capsys.readouterr()
     assert captured.out == ""
     for fragment in fragments:
         assert fragment in captured.err
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("loop", [[], ["--simple"], ["--runtime", "pydantic-ai"]], ids=["harness", "simple", "adapter"])
+def test_a_script_too_short_for_the_run_is_one_line_exit_64(
+    loop: list[str], scenario_files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run asks the learner's script for a second reply it does not hold (ScriptExhausted, a UserError)
+    if loop[-1:] == ["pydantic-ai"]:
+        pytest.importorskip("pydantic_ai")
+    assert console(["run", f"{scenario_files}/short.py:s", *loop]) == 64
+    captured = capsys.readouterr()
+    assert captured.out.startswith("agent: ")  # the header was out before the run started
+    assert captured.err == (
+        "labkit run: the script has 1 step but model call 2 was made; "
+        "add steps or use a function (call_number, request) -> step\n"
+    )
 
 
 def test_a_tool_name_registered_twice_is_refused() -> None:

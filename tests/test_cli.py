@@ -507,3 +507,13 @@ def test_ctrl_c_while_the_event_loop_is_built_exits_130_quietly(tmp_path: Path) 
     assert proc.returncode == EXIT_CANCELLED
     assert err == "cancelled by the caller\n"
     assert out == ""  # the run never started: no header
+
+
+def test_the_readme_sample_output_is_the_real_output(capsys) -> None:
+    # the README shows `labkit run repeat` line by line; a changed header must change it too
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    command = "$ labkit run repeat\n"
+    start = readme.index(command) + len(command)
+    sample = readme[start : readme.index("```", start)]
+    assert main(["run", "repeat"]) == 2
+    assert capsys.readouterr().out == sample

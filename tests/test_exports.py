@@ -57,6 +57,7 @@ EXPECTED_ALL = [
     "Scenario",
     "ScopeStateError",
     "ScriptExhausted",
+    "ScriptStepError",
     "ScriptedTransport",
     "Setup",
     "SimpleAgent",

@@ -193,6 +193,8 @@ def test_connection_refused_is_provider_unavailable_naming_the_url():
     assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE and outcome.exit_code == 2
     assert [e.kind for e in outcome.events] == ["ModelCall", "ProviderUnavailable"]
     assert url in str(transport.last_error) and "connection refused" in str(transport.last_error)
+    # the hint names every place the URL may come from: a URL read from a profile file is fixed there
+    assert all(where in str(transport.last_error) for where in ("--base-url", "$LABKIT_BASE_URL", "profile file"))
     assert isinstance(transport.last_error.__cause__, openai.APIConnectionError)
 
 

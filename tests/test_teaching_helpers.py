@@ -76,3 +76,18 @@ def test_canonical_frame_refuses_a_non_finite_number_clearly(text):
     message = str(info.value)
     assert message.startswith("pair 'huge': ") and repr(text) in message and "not finite" in message
     assert isinstance(info.value, ValueError)  # still a ValueError, as before
+
+
+@pytest.mark.parametrize(
+    ("pairs", "named"),
+    [
+        (1e400, "not float"),
+        ([('{"a": 1}', '{"a": 1}')], "not list"),
+        ({"one side": '{"a": 1}'}, "pair 'one side': give two JSON texts"),
+        ({"three": ("1", "2", "3")}, "pair 'three': give two JSON texts"),
+        ({"a dict": ({"a": 1}, '{"a": 1}')}, "pair 'a dict': give two JSON texts"),
+    ],
+)
+def test_canonical_frame_refuses_what_is_not_pairs_of_json_texts(pairs, named):
+    with pytest.raises(labkit.InputError, match=named):
+        canonical_frame(pairs)

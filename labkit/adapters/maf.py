@@ -97,7 +97,10 @@ class Agent(ForeignAgent):
             response = await stream.get_final_response()
         else:
             response = await agent.run(prompt)
-        return response.text or None
+        # the text of the model's last reply, as labkit's own loop returns it; `response.text` would
+        # join the text of every reply, a reply that also asked for tools included
+        last = response.messages[-1] if response.messages else None
+        return (last.text if last is not None and last.role == "assistant" else "") or None
 
 
 class _CountingChatClient(
