@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import collections.abc
-import contextvars
 import functools
 import inspect
 import json
@@ -36,7 +35,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationE
 from pydantic_core import to_jsonable_python
 
 from . import _workers
-from .errors import RunHalted, ToolBodyError, ToolDefinitionError
+from .errors import ToolBodyError, ToolDefinitionError
 from .signature import _dumps_str
 
 __all__ = ["ABANDON_GRACE_S", "CancelToken"]
