@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from .bodies import _cancel_and_abandon, _schema_text
-from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
+from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from .scope import ExecutionScope, GuardedTool
 
@@ -362,18 +362,6 @@ def _refused(call: ToolCall, halt: RunHalted) -> Message:
     if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
         return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
-
-
-def _cancelling() -> int:
-    """The current task's pending cancellation requests (``Task.cancelling()``).
-
-    The caller, the deadline, a stop recorded from outside and a batch
-    cancelling its sibling calls all go through ``Task.cancel``; the scope's
-    token is set the instant a stop is recorded. A ``CancelledError`` with
-    neither was raised by the body (or a middleware) itself.
-    """
-    task = asyncio.current_task()
-    return task.cancelling() if task is not None else 0
 
 
 def _own_cancellation(exc: asyncio.CancelledError) -> str:

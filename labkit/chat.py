@@ -302,6 +302,14 @@ class CountingClient:
 
 
 def _cancelling() -> int:
-    """How many cancellation requests the current task has pending (0 outside a task)."""
+    """How many cancellation requests the current task has pending (``Task.cancelling()``; 0 outside a task).
+
+    The caller, the run's deadline, a stop recorded from outside and a batch
+    cancelling its sibling calls all go through ``Task.cancel``, so a
+    ``CancelledError`` that came with no new request (and with the scope's
+    token still clear) was raised by the transport, a body or a middleware
+    on its own. Read before the await, compared after it (here and in
+    :mod:`labkit.agents`).
+    """
     task = asyncio.current_task()
     return task.cancelling() if task is not None else 0
