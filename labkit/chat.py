@@ -233,10 +233,9 @@ class CountingClient:
             request = request.model_copy(update={"stream": False})
         retries = self.retries
         while True:
-            chunks = self._send(request)  # counted (or refused) here, before the transport runs
             cancelling = _cancelling()
             try:
-                return await assemble(chunks)
+                return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
                 if self._run_cancelled(cancelling):
                     raise
@@ -258,10 +257,11 @@ class CountingClient:
             request = request.model_copy(update={"stream": True})
         retries = self.retries
         while True:
-            chunks = self._send(request)
             cancelling = _cancelling()
+            chunks: AsyncIterator[ChatChunk] | None = None
             started = False
             try:
+                chunks = self._send(request)  # a send that fails at once is handled like a failing stream
                 async for chunk in chunks:
                     started = True
                     yield chunk
@@ -282,12 +282,10 @@ class CountingClient:
     def _run_cancelled(self, cancelling: int) -> bool:
         """Whether a ``CancelledError`` from the transport is the run's own cancellation.
 
-        ``Task.cancelling()`` counts the cancellation requests made to the
-        run's task: the caller, the run's deadline and a stop recorded from
-        outside all go through ``Task.cancel``; the scope's token is set the
-        instant a stop is recorded, before that request lands. A
-        ``CancelledError`` with neither was raised by the transport (or the
-        client library under it) on its own.
+        It is when a cancellation request reached the task since ``cancelling``
+        was read (see :func:`_cancelling`), or when the scope's token is set (a
+        stop sets it the instant it is recorded, before that request lands).
+        Otherwise the transport (or the client library under it) raised it on its own.
         """
         return _cancelling() > cancelling or self.scope.cancel_token.cancelled
 
