@@ -6,6 +6,13 @@ streaming one gets the reply in pieces. Either way the
 :class:`CountingClient` asks the scope before the transport is touched, in
 one place, so every model call is counted once: first call and follow-ups,
 streaming or not, whether or not the consumer reads the stream to its end.
+
+Retries sit above that counter: a call that ends ``ProviderUnavailable``
+(before its first chunk) is made again only as a new, counted call, up to the
+transport's ``retries`` (SPEC §3.3). A ``CancelledError`` the transport raises
+while nobody cancelled the run is the provider giving up: it becomes
+``ProviderUnavailable``, never the caller's cancellation nor
+``DeadlineExceeded`` (SPEC §3.4).
 """
 
 from __future__ import annotations

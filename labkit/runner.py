@@ -6,11 +6,12 @@
   one also works inside a running Jupyter kernel, where ``asyncio.run``
   refuses to start.
 
-Endings: a halt, the deadline or an unreachable provider give their stop
-status and withhold the text; otherwise the host condition decides between
-``Completed`` and ``Incomplete``. Caller cancellation is never an outcome:
-it propagates as :class:`asyncio.CancelledError`, and it wins over a stop
-that happened at the same time.
+Endings: a halt, the deadline or a provider failure (unreachable, or
+cancelling its own request) give their stop status and withhold the text;
+otherwise the host condition decides between ``Completed`` and
+``Incomplete``. Caller cancellation is never an outcome: it propagates as
+:class:`asyncio.CancelledError`, and it wins over a stop that happened at
+the same time (SPEC §3.4).
 
 The loop runs in a task of its own, so the run can end without it: at the
 deadline the loop is cancelled and, after a short grace, abandoned with
