@@ -250,3 +250,31 @@ def test_the_deadline_reaches_a_body_inside_the_foreign_loop(agent: str) -> None
         RunStatus.DEADLINE_EXCEEDED, 1, 1
     )
     assert setup.task.log == ["start Dune"] and outcome.text is None
+
+
+async def sulk_async(state: Shelf, title: str) -> str:
+    """Refuse to shelve: raise CancelledError on its own."""
+    raise asyncio.CancelledError(f"not {title} today")
+
+
+def sulk_sync(state: Shelf, title: str) -> str:
+    """Refuse to shelve: raise CancelledError on its own (in its worker thread)."""
+    raise asyncio.CancelledError(f"not {title} today")
+
+
+@pytest.mark.parametrize("body", [sulk_async, sulk_sync], ids=["async", "sync"])
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_body_cancelling_itself_is_a_failed_call_not_the_callers_cancellation(agent: str, body) -> None:
+    # SPEC §3.4: nobody cancelled the run, so it is not reported as the caller's cancellation; the
+    # call failed (its attempt counted), the model reads why, and the run goes on.
+    sulky = labkit.scenario(
+        "sulky",
+        tools=[Tool("shelve", "shelf.write", body)],
+        script=[Call("shelve", {"title": "Dune"}), "Gave up."],
+        done=lambda shelf: not shelf.books,
+        state=Shelf,
+    )
+    outcome, setup = run_setup(sulky, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
+    result = setup.transport.requests[1].messages[-1].text
+    assert "CancelledError" in result and "not Dune today" in result

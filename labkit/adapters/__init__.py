@@ -31,16 +31,18 @@ openai-agents  ``labkit[openai-agents]``        ``max_turns``, ``max_function_to
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-import importlib.util
 import importlib.metadata
+import importlib.util
 import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..chat import CountingClient, Message
+from ..agents import _own_cancellation
+from ..chat import CountingClient, Message, _cancelling
 from ..errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
 from ..scope import ExecutionScope, GuardedTool
 
@@ -202,12 +204,17 @@ class ForeignAgent:
             return f"error: unknown tool {name!r}; available tools: {', '.join(self._tools) or 'none'}"
         if observe:
             self.scope.observe_middleware(name)
+        cancelling = _cancelling()
         try:
             value = await tool.ainvoke(arguments)
         except ToolArgumentsError as exc:
             return f"error: {exc}"
         except RunHalted:
             raise
+        except asyncio.CancelledError as exc:
+            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+                raise
+            return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (SPEC §3.4)
         except Exception as exc:  # the body failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {exc}"
         return as_text(value)
