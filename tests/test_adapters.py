@@ -278,3 +278,28 @@ def test_a_body_cancelling_itself_is_a_failed_call_not_the_callers_cancellation(
     assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
     result = setup.transport.requests[1].messages[-1].text
     assert "CancelledError" in result and "not Dune today" in result
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text form")
+
+
+async def odd_result(state: Shelf, title: str) -> object:
+    """Return a value that has no JSON form and whose text fails."""
+    return Unprintable()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_result_with_no_text_form_is_an_error_the_model_reads(agent: str) -> None:
+    # The body ran and its attempt counted; its result cannot be shown: an error result, as in labkit's loop.
+    odd = labkit.scenario(
+        "odd",
+        tools=[Tool("shelve", "shelf.write", odd_result)],
+        script=[Call("shelve", {"title": "Dune"}), "Done."],
+        done=lambda shelf: True,
+        state=Shelf,
+    )
+    outcome, setup = run_setup(odd, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
+    assert setup.transport.requests[1].messages[-1].text == "error: ValueError: no text form"

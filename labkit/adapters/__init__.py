@@ -35,13 +35,12 @@ import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
-import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..agents import _own_cancellation
+from ..agents import _as_text, _own_cancellation, _safe_str
 from ..chat import CountingClient, Message, _cancelling
 from ..errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
 from ..scope import ExecutionScope, GuardedTool
@@ -207,6 +206,7 @@ class ForeignAgent:
         cancelling = _cancelling()
         try:
             value = await tool.ainvoke(arguments)
+            text = _as_text(value)
         except ToolArgumentsError as exc:
             return f"error: {exc}"
         except RunHalted:
@@ -215,9 +215,9 @@ class ForeignAgent:
             if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
                 raise
             return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (SPEC §3.4)
-        except Exception as exc:  # the body failed; the model sees it and the attempt still counted
-            return f"error: {type(exc).__name__}: {exc}"
-        return as_text(value)
+        except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
+            return f"error: {type(exc).__name__}: {_safe_str(exc)}"
+        return text
 
 
 def labkit_cause(exc: BaseException) -> LabkitError | None:
@@ -238,14 +238,3 @@ def labkit_cause(exc: BaseException) -> LabkitError | None:
                 todo.append(linked)
     return None
 
-
-def as_text(value: Any) -> str:
-    """A tool result as the text the model reads (as labkit's own loop writes it)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
