@@ -167,7 +167,9 @@ class Transport(Protocol):
     non-streaming request, any number for a streaming one. A transport that
     cannot reach its endpoint raises :class:`~labkit.ProviderUnavailable`.
     Transports also carry a short ``name`` for headers (``"scripted"``,
-    ``"live"``).
+    ``"live"``), and may carry ``retries`` (an ``int``, 0 when absent): how
+    often the counting client makes such a call again, each time a new,
+    counted call (:attr:`CountingClient.retries`).
     """
 
     name: str
