@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
+import labkit
 from labkit import (
     ChatChunk,
     ChatRequest,
@@ -13,6 +15,7 @@ from labkit import (
     ExecutionScope,
     Limits,
     Message,
+    ProviderUnavailable,
     RunHalted,
     Say,
     ScriptedTransport,
@@ -171,8 +174,6 @@ class EagerTransport:
 @pytest.mark.parametrize("stream", [False, True])
 @asynctest
 async def test_a_send_that_fails_at_once_is_retried_like_any_provider_failure(stream: bool) -> None:
-    from labkit import ProviderUnavailable
-
     scope = ExecutionScope()
     transport = EagerTransport(ProviderUnavailable("refused at once"))
     client = CountingClient(transport, scope)
@@ -186,10 +187,6 @@ async def test_a_send_that_fails_at_once_is_retried_like_any_provider_failure(st
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_send_that_cancels_itself_at_once_is_provider_unavailable(stream: bool) -> None:
-    import asyncio
-
-    import labkit
-
     setup = labkit.prepare("complete", transport=EagerTransport(asyncio.CancelledError("gave up")), stream=stream)
     outcome = labkit.run(setup)  # not the caller's cancellation (SPEC §3.4), not retried
     assert outcome.status == "ProviderUnavailable" and "cancelled its own request" in (outcome.hint or "")
