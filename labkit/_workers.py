@@ -133,8 +133,8 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
         return
     if ok:
         future.set_result(value)
-    elif isinstance(value, asyncio.CancelledError):
-        future.cancel()
+    elif isinstance(value, asyncio.CancelledError):  # the body's own: its message goes with it
+        future.cancel(msg=str(value) or None)
     elif isinstance(value, StopIteration):  # a future refuses it (it would end the awaiting coroutine)
         error = RuntimeError(f"the tool body raised {type(value).__name__}")
         error.__cause__ = value

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from .bodies import _cancel_and_abandon, _schema_text
-from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
+from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
 from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from .scope import ExecutionScope, GuardedTool
 
@@ -251,8 +251,8 @@ class SimpleAgent:
             # A result is matched to its call by id, so a response whose ids repeat cannot keep
             # "one result per requested id": none of its calls runs (nothing reaches a guard),
             # and each distinct id gets one error result; the loop goes on.
-            for call_id in dict.fromkeys(call.id for call in calls):
-                transcript.append(Message.tool_result(call_id, _repeated_error(call_id, repeated)))
+            error = _repeated_error(repeated)
+            transcript.extend(Message.tool_result(call_id, error) for call_id in dict.fromkeys(c.id for c in calls))
             return
         if self.concurrent_tool_calls and len(calls) > 1:
             await self._invoke_concurrently(calls, transcript)
@@ -332,7 +332,7 @@ def _repeated_ids(calls: Sequence[ToolCall]) -> dict[str, int]:
     return {call_id: n for call_id, n in seen.items() if n > 1}
 
 
-def _repeated_error(call_id: str, repeated: dict[str, int]) -> str:
+def _repeated_error(repeated: dict[str, int]) -> str:
     ids = ", ".join(f"{i!r} x{n}" for i, n in repeated.items())
     return f"error: call ids repeat in this response ({ids}); no call of it was run, send each call with its own id"
 
@@ -362,18 +362,6 @@ def _refused(call: ToolCall, halt: RunHalted) -> Message:
     if not halt.refused:  # admitted and run, but the run stopped meanwhile: not a refusal
         return _cancelled(call)
     return Message.tool_result(call.id, f"refused: {halt.reason.value}: {halt}")
-
-
-def _cancelling() -> int:
-    """The current task's pending cancellation requests (``Task.cancelling()``).
-
-    The caller, the deadline, a stop recorded from outside and a batch
-    cancelling its sibling calls all go through ``Task.cancel``; the scope's
-    token is set the instant a stop is recorded. A ``CancelledError`` with
-    neither was raised by the body (or a middleware) itself.
-    """
-    task = asyncio.current_task()
-    return task.cancelling() if task is not None else 0
 
 
 def _own_cancellation(exc: asyncio.CancelledError) -> str:

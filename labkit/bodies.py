@@ -8,8 +8,9 @@
   here keeps a body, or what it captured, alive.
 * Binding is strict about booleans at any depth: a number never accepts
   ``true``/``false`` and a ``bool`` accepts only them (SPEC §3.2).
-* A sync body runs in a daemon thread so a deadline can abandon it; whatever
-  it raises settles its call. A run abandons what it still waits for after
+* A sync body runs on a worker thread (:mod:`labkit._workers`: daemon
+  threads, reused, never joined) so a deadline can abandon it; whatever it
+  raises settles its call. A run abandons what it still waits for after
   :data:`ABANDON_GRACE_S` (SPEC §3.4).
 
 The guard itself (the order of the checks, the counters, the events) is in
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import collections.abc
-import contextvars
 import functools
 import inspect
 import json
@@ -36,7 +36,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationE
 from pydantic_core import to_jsonable_python
 
 from . import _workers
-from .errors import RunHalted, ToolBodyError, ToolDefinitionError
+from .errors import ToolBodyError, ToolDefinitionError
 from .signature import _dumps_str
 
 __all__ = ["ABANDON_GRACE_S", "CancelToken"]
@@ -401,10 +401,9 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
     """Run a sync body on a worker thread (:mod:`labkit._workers`) and await its result, abandoning it on cancellation.
 
-    Not ``asyncio.to_thread`` or anyio's worker threads: those are joined when
-    the loop or the interpreter shuts down, so a body that ignores its
-    deadline would hold the run (or the console) until it returns. Python
-    cannot stop a thread; a late result is dropped.
+    Python cannot stop a thread: a cancelled run stops waiting, the body goes
+    on alone and its late result is dropped (why not ``asyncio.to_thread``:
+    see :mod:`labkit._workers`).
 
     Every exception the body raises settles the call: an ``Exception`` or a
     cancellation is handed over as it is; ``StopIteration`` (which a future

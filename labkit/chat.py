@@ -6,6 +6,13 @@ streaming one gets the reply in pieces. Either way the
 :class:`CountingClient` asks the scope before the transport is touched, in
 one place, so every model call is counted once: first call and follow-ups,
 streaming or not, whether or not the consumer reads the stream to its end.
+
+Retries sit above that counter: a call that ends ``ProviderUnavailable``
+(before its first chunk) is made again only as a new, counted call, up to the
+transport's ``retries`` (SPEC §3.3). A ``CancelledError`` the transport raises
+while nobody cancelled the run is the provider giving up: it becomes
+``ProviderUnavailable``, never the caller's cancellation nor
+``DeadlineExceeded`` (SPEC §3.4).
 """
 
 from __future__ import annotations
@@ -160,7 +167,9 @@ class Transport(Protocol):
     non-streaming request, any number for a streaming one. A transport that
     cannot reach its endpoint raises :class:`~labkit.ProviderUnavailable`.
     Transports also carry a short ``name`` for headers (``"scripted"``,
-    ``"live"``).
+    ``"live"``), and may carry ``retries`` (an ``int``, 0 when absent): how
+    often the counting client makes such a call again, each time a new,
+    counted call (:attr:`CountingClient.retries`).
     """
 
     name: str
@@ -233,10 +242,9 @@ class CountingClient:
             request = request.model_copy(update={"stream": False})
         retries = self.retries
         while True:
-            chunks = self._send(request)  # counted (or refused) here, before the transport runs
             cancelling = _cancelling()
             try:
-                return await assemble(chunks)
+                return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
                 if self._run_cancelled(cancelling):
                     raise
@@ -258,10 +266,11 @@ class CountingClient:
             request = request.model_copy(update={"stream": True})
         retries = self.retries
         while True:
-            chunks = self._send(request)
             cancelling = _cancelling()
+            chunks: AsyncIterator[ChatChunk] | None = None
             started = False
             try:
+                chunks = self._send(request)  # a send that fails at once is handled like a failing stream
                 async for chunk in chunks:
                     started = True
                     yield chunk
@@ -282,12 +291,10 @@ class CountingClient:
     def _run_cancelled(self, cancelling: int) -> bool:
         """Whether a ``CancelledError`` from the transport is the run's own cancellation.
 
-        ``Task.cancelling()`` counts the cancellation requests made to the
-        run's task: the caller, the run's deadline and a stop recorded from
-        outside all go through ``Task.cancel``; the scope's token is set the
-        instant a stop is recorded, before that request lands. A
-        ``CancelledError`` with neither was raised by the transport (or the
-        client library under it) on its own.
+        It is when a cancellation request reached the task since ``cancelling``
+        was read (see :func:`_cancelling`), or when the scope's token is set (a
+        stop sets it the instant it is recorded, before that request lands).
+        Otherwise the transport (or the client library under it) raised it on its own.
         """
         return _cancelling() > cancelling or self.scope.cancel_token.cancelled
 
@@ -302,6 +309,14 @@ class CountingClient:
 
 
 def _cancelling() -> int:
-    """How many cancellation requests the current task has pending (0 outside a task)."""
+    """How many cancellation requests the current task has pending (``Task.cancelling()``; 0 outside a task).
+
+    The caller, the run's deadline, a stop recorded from outside and a batch
+    cancelling its sibling calls all go through ``Task.cancel``, so a
+    ``CancelledError`` that came with no new request (and with the scope's
+    token still clear) was raised by the transport, a body or a middleware
+    on its own. Read before the await, compared after it (here and in
+    :mod:`labkit.agents`).
+    """
     task = asyncio.current_task()
     return task.cancelling() if task is not None else 0

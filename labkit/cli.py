@@ -226,18 +226,6 @@ def _transport(args: argparse.Namespace) -> Transport | None:
     return LiveTransport(profile)
 
 
-def _hint(setup: Setup, outcome: RunOutcome) -> str | None:
-    """Why the provider was unavailable: the transport's own error, else the counting client's.
-
-    The counting client keeps the error it mapped itself, e.g. a provider
-    that cancelled its own request while nobody cancelled the run.
-    """
-    if outcome.status != "ProviderUnavailable":
-        return None
-    error = getattr(setup.transport, "last_error", None) or getattr(setup.agent.client, "last_error", None)
-    return str(error) if error is not None else None
-
-
 def _limits(args: argparse.Namespace) -> Limits | None:
     changes = {
         name: getattr(args, name)
@@ -284,9 +272,8 @@ def _as_json(setup: Setup, outcome: RunOutcome) -> str:
     }
     if outcome.unknown_tool_requests:  # like "hint": present only when there is something to see
         data["unknown_tool_requests"] = [{"id": c.id, "name": c.name} for c in outcome.unknown_tool_requests]
-    hint = _hint(setup, outcome)
-    if hint is not None:
-        data["hint"] = hint
+    if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
+        data["hint"] = outcome.hint
     return json.dumps(data)
 
 
@@ -300,9 +287,8 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
         lines.append(f"unknown tool requested: {call.name!r} (call {call.id}); answered with an error, nothing ran")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")
-    hint = _hint(setup, outcome)
-    if hint is not None:
-        lines.append(f"hint: {hint}")
+    if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
+        lines.append(f"hint: {outcome.hint}")
     if outcome.status == "ProviderUnavailable":  # an outside failure the host maps to a status, not a rule
         lines.append("text: none (the provider failed before an answer)")
     elif outcome.status.is_stop:

@@ -14,11 +14,12 @@ a run::
     │   ├── ScriptExhausted       a scripted transport asked for more steps than scripted
     │   ├── ScriptStepError       a script step (Call, Say, Reply, Fail) or script that cannot be made
     │   ├── ConfigurationError    a live profile that cannot work as written
+    │   │   └── MissingExtraError an adapter's runtime that is not installed (names its extra)
     │   └── InputError            a value given to a teaching helper that it cannot use
     ├── ToolArgumentsError        arguments that do not bind to a tool's declared types
     ├── ToolBodyError             a body's outcome that cannot be handed on as it is
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
-    ├── ProviderUnavailable       the model endpoint could not be reached
+    ├── ProviderUnavailable       the model endpoint could not be reached, or cancelled its own request
     └── ProviderResponseError     the endpoint answered, but not with a usable chat completion
 
 ``RunHalted`` and ``ProviderUnavailable`` are how a run unwinds; the public
@@ -195,8 +196,10 @@ class RunHalted(LabkitError):
 class ProviderUnavailable(LabkitError):
     """The model endpoint could not be reached (connection refused, DNS, timeout, 5xx).
 
-    Transports raise it at their boundary; a run reports it as status
-    ``ProviderUnavailable`` (console exit 2).
+    Transports raise it at their boundary; the counting client raises it too
+    for a transport that cancelled its own request while nobody cancelled the
+    run (SPEC §3.4). A run reports it as status ``ProviderUnavailable``
+    (console exit 2).
     """
 
 

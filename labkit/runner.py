@@ -6,11 +6,12 @@
   one also works inside a running Jupyter kernel, where ``asyncio.run``
   refuses to start.
 
-Endings: a halt, the deadline or an unreachable provider give their stop
-status and withhold the text; otherwise the host condition decides between
-``Completed`` and ``Incomplete``. Caller cancellation is never an outcome:
-it propagates as :class:`asyncio.CancelledError`, and it wins over a stop
-that happened at the same time.
+Endings: a halt, the deadline or a provider failure (unreachable, or
+cancelling its own request) give their stop status and withhold the text;
+otherwise the host condition decides between ``Completed`` and
+``Incomplete``. Caller cancellation is never an outcome: it propagates as
+:class:`asyncio.CancelledError`, and it wins over a stop that happened at
+the same time (SPEC §3.4).
 
 The loop runs in a task of its own, so the run can end without it: at the
 deadline the loop is cancelled and, after a short grace, abandoned with
@@ -85,6 +86,9 @@ async def run_agent(
         ScopeStateError: the scope already served a run, or serves one now
             (that run is not affected).
         UserError: an agent, prompt or condition of the wrong type.
+        RuntimeError: the agent's loop raised ``CancelledError`` while nobody
+            cancelled the run (a body's or the provider's own cancellation is
+            handled before: a failed call, ``ProviderUnavailable``).
         Exception: programming errors outside the protocol (e.g. ``ScriptExhausted``).
     """
     if not _is_agent(agent):
@@ -153,8 +157,13 @@ async def run_agent(
             scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
         elif scope.stop_reason is not None:  # cancelled, or ended by a halt: the stop names the status
             status = RunStatus(scope.stop_reason)
-        elif work.cancelled():  # nobody cancelled the run: a body or the provider cancelled itself
-            raise asyncio.CancelledError("a body or the provider raised CancelledError on its own")
+        elif work.cancelled():  # nobody cancelled or stopped the run: the loop's own code raised CancelledError
+            try:
+                work.result()
+            except asyncio.CancelledError as exc:  # not the caller's (SPEC §3.4): an error outside the protocol
+                raise RuntimeError(
+                    f"the agent's loop raised CancelledError ({exc or 'no message'}) while nobody cancelled the run"
+                ) from exc
         else:
             raise work.exception()  # type: ignore[misc]
     except RunHalted as halt:

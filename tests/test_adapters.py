@@ -267,3 +267,56 @@ def test_the_deadline_reaches_a_body_inside_the_foreign_loop(agent: str) -> None
         RunStatus.DEADLINE_EXCEEDED, 1, 1
     )
     assert setup.task.log == ["start Dune"] and outcome.text is None
+
+
+async def sulk_async(state: Shelf, title: str) -> str:
+    """Refuse to shelve: raise CancelledError on its own."""
+    raise asyncio.CancelledError(f"not {title} today")
+
+
+def sulk_sync(state: Shelf, title: str) -> str:
+    """Refuse to shelve: raise CancelledError on its own (in its worker thread)."""
+    raise asyncio.CancelledError(f"not {title} today")
+
+
+@pytest.mark.parametrize("body", [sulk_async, sulk_sync], ids=["async", "sync"])
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_body_cancelling_itself_is_a_failed_call_not_the_callers_cancellation(agent: str, body) -> None:
+    # SPEC §3.4: nobody cancelled the run, so it is not reported as the caller's cancellation; the
+    # call failed (its attempt counted), the model reads why, and the run goes on.
+    sulky = labkit.scenario(
+        "sulky",
+        tools=[Tool("shelve", "shelf.write", body)],
+        script=[Call("shelve", {"title": "Dune"}), "Gave up."],
+        done=lambda shelf: not shelf.books,
+        state=Shelf,
+    )
+    outcome, setup = run_setup(sulky, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
+    result = setup.transport.requests[1].messages[-1].text
+    assert "CancelledError" in result and "not Dune today" in result
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise ValueError("no text form")
+
+
+async def odd_result(state: Shelf, title: str) -> object:
+    """Return a value that has no JSON form and whose text fails."""
+    return Unprintable()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_result_with_no_text_form_is_an_error_the_model_reads(agent: str) -> None:
+    # The body ran and its attempt counted; its result cannot be shown: an error result, as in labkit's loop.
+    odd = labkit.scenario(
+        "odd",
+        tools=[Tool("shelve", "shelf.write", odd_result)],
+        script=[Call("shelve", {"title": "Dune"}), "Done."],
+        done=lambda shelf: True,
+        state=Shelf,
+    )
+    outcome, setup = run_setup(odd, agent, False)
+    assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
+    assert setup.transport.requests[1].messages[-1].text == "error: ValueError: no text form"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
+import labkit
 from labkit import (
     ChatChunk,
     ChatRequest,
@@ -13,6 +15,7 @@ from labkit import (
     ExecutionScope,
     Limits,
     Message,
+    ProviderUnavailable,
     RunHalted,
     Say,
     ScriptedTransport,
@@ -148,3 +151,43 @@ async def test_assemble_of_no_text_gives_none() -> None:
     message = await assemble(_chunks())
     assert message.text is None
     assert message.tool_calls == ()
+
+
+class EagerTransport:
+    """A transport whose plain ``send`` fails before returning its iterator (the protocol allows a plain def)."""
+
+    __test__ = False
+    name = "eager"
+    retries = 1
+
+    def __init__(self, *failures: BaseException) -> None:
+        self.failures = list(failures)
+        self.calls = 0
+
+    def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return _chunks(ChatChunk(text="answer"))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@asynctest
+async def test_a_send_that_fails_at_once_is_retried_like_any_provider_failure(stream: bool) -> None:
+    scope = ExecutionScope()
+    transport = EagerTransport(ProviderUnavailable("refused at once"))
+    client = CountingClient(transport, scope)
+    if stream:
+        reply = await assemble(client.stream(REQUEST))
+    else:
+        reply = await client.complete(REQUEST)
+    assert reply.text == "answer" and transport.calls == 2
+    assert triples(scope.events) == [("ModelCall", "model", 1), ("ModelCall", "model", 2)]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_send_that_cancels_itself_at_once_is_provider_unavailable(stream: bool) -> None:
+    setup = labkit.prepare("complete", transport=EagerTransport(asyncio.CancelledError("gave up")), stream=stream)
+    outcome = labkit.run(setup)  # not the caller's cancellation (SPEC §3.4), not retried
+    assert outcome.status == "ProviderUnavailable" and "cancelled its own request" in (outcome.hint or "")
+    assert setup.transport.calls == 1

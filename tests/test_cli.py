@@ -62,7 +62,8 @@ def test_console_json_matches_the_spec_table(console_runs, scenario: str, agent:
     code, out, err = console_runs[scenario, agent]
     assert err == ""
     report = json.loads(out)
-    assert set(report) == HEADER_KEYS | {"status", "text", "events", "exit_code"}
+    provider_failed = {"hint"} if scenario == "unavailable" else set()  # why the provider failed, nothing else
+    assert set(report) == HEADER_KEYS | {"status", "text", "events", "exit_code"} | provider_failed
     kinds = [e["kind"] for e in report["events"]]
     assert (report["status"], kinds.count("ToolCall"), kinds.count("ModelCall")) == SPEC_TABLE[scenario]
     expected_code = 0 if scenario == "complete" else 2
@@ -110,6 +111,19 @@ def test_the_text_line_says_why_there_is_no_success_text(capsys, scenario: str, 
     assert main(["run", scenario]) == 2
     out, _ = _lines(capsys)
     assert out[-1] == text_line
+
+
+def test_the_hint_line_is_the_outcomes_hint_for_every_provider_failure(capsys) -> None:
+    # The scripted endpoint has no error of its own to keep: the hint comes from the run's outcome.
+    expected = labkit.run("unavailable").hint
+    assert expected and "connection refused" in expected
+    assert main(["run", "unavailable"]) == 2
+    out, _ = _lines(capsys)
+    assert [line for line in out if line.startswith("hint: ")] == [f"hint: {expected}"]
+    assert main(["run", "unavailable", "--json"]) == 2
+    assert json.loads(_lines(capsys)[0][0])["hint"] == expected
+    assert main(["run", "repeat", "--json"]) == 2  # no provider failure: no hint at all
+    assert "hint" not in json.loads(_lines(capsys)[0][0])
 
 
 def test_flags_change_the_limits(capsys) -> None:

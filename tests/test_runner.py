@@ -340,3 +340,22 @@ def test_a_zero_deadline_admits_no_model_call() -> None:
     outcome = labkit.run("complete", agent="simple", limits=Limits(deadline_s=0))
     assert outcome.status is RunStatus.DEADLINE_EXCEEDED
     assert triples(outcome.events) == [("DeadlineExceeded", "run", 0)]
+
+
+class SulkingAgent(SimpleAgent):
+    """An agent whose own loop raises CancelledError while nobody cancelled the run."""
+
+    async def respond(self, prompt: str, transcript: list) -> str | None:
+        raise asyncio.CancelledError("the loop gave up by itself")
+
+
+@asynctest
+async def test_a_loop_cancelling_itself_is_an_error_not_the_callers_cancellation() -> None:
+    # SPEC §3.4: a cancellation nobody asked for is never reported as the caller's (which the console
+    # would show as exit 130); outside the protocol, it stays an error (SPEC §4).
+    scope = ExecutionScope()
+    agent = SulkingAgent(CountingClient(ScriptedTransport(["never"]), scope), [], instructions="i")
+    with pytest.raises(RuntimeError, match="nobody cancelled the run") as caught:
+        await run_agent(agent, "p", is_complete=lambda: True)
+    assert isinstance(caught.value.__cause__, asyncio.CancelledError)
+    assert scope.stop_reason is None and scope.events == ()

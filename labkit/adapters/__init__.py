@@ -31,16 +31,17 @@ openai-agents  ``labkit[openai-agents]``        ``max_turns``, ``max_function_to
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-import importlib.util
 import importlib.metadata
-import json
+import importlib.util
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..chat import CountingClient, Message
+from ..agents import _as_text, _own_cancellation, _safe_str
+from ..chat import CountingClient, Message, _cancelling
 from ..errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
 from ..scope import ExecutionScope, GuardedTool
 
@@ -202,15 +203,21 @@ class ForeignAgent:
             return f"error: unknown tool {name!r}; available tools: {', '.join(self._tools) or 'none'}"
         if observe:
             self.scope.observe_middleware(name)
+        cancelling = _cancelling()
         try:
             value = await tool.ainvoke(arguments)
+            text = _as_text(value)
         except ToolArgumentsError as exc:
             return f"error: {exc}"
         except RunHalted:
             raise
-        except Exception as exc:  # the body failed; the model sees it and the attempt still counted
-            return f"error: {type(exc).__name__}: {exc}"
-        return as_text(value)
+        except asyncio.CancelledError as exc:
+            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+                raise
+            return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (SPEC §3.4)
+        except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
+            return f"error: {type(exc).__name__}: {_safe_str(exc)}"
+        return text
 
 
 def labkit_cause(exc: BaseException) -> LabkitError | None:
@@ -231,14 +238,3 @@ def labkit_cause(exc: BaseException) -> LabkitError | None:
                 todo.append(linked)
     return None
 
-
-def as_text(value: Any) -> str:
-    """A tool result as the text the model reads (as labkit's own loop writes it)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
