@@ -144,11 +144,12 @@ async def run_agent(
             await stopped  # the loop ended, or the run must end now
             if not work.done():  # the deadline, or a stop from outside: the loop stops now
                 await _cancel_and_abandon(work)
-        except asyncio.CancelledError:  # the caller cancelled: the loop unwinds (a stop it records still loses)
+        except asyncio.CancelledError:  # the caller cancelled: the loop unwinds
             deadline.cancel()  # the caller was first: no deadline stop after it
-            scope._token._set()
-            await _cancel_and_abandon(work)
+            # Marked before the loop unwinds, as the caller's token would be: a body's cleanup that
+            # calls a tool now is refused with the caller's cancellation, records nothing, runs nothing.
             scope._cancel_by_caller()
+            await _cancel_and_abandon(work)
             raise
         finally:
             deadline.cancel()
