@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import itertools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,16 +45,6 @@ __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
 """labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
 T = TypeVar("T")
-
-_finished_runs = itertools.count(1)
-TIDY_EVERY = 64
-"""Every this many runs, a finished run yields to its event loop once before returning.
-
-A run's deadline timer, cancelled when the run ends, stays in the loop's
-queue until the loop next runs. A caller awaiting run after run with nothing
-that yields in between (a scripted transport never waits) would pile them up
-(~0.2 KiB a run); the loop drops cancelled timers when it runs, so one yield
-every 64 runs keeps them bounded, at ~0.1 µs a run."""
 
 
 async def run_agent(
@@ -177,8 +166,6 @@ async def run_agent(
         if not work_done():  # abandoned: what it does later is not this run's record
             transcript = [*transcript]
             _answer_open_calls(transcript)
-    if next(_finished_runs) % TIDY_EVERY == 0:
-        await asyncio.sleep(0)  # let the loop drop the cancelled deadline timers of the last runs
     if caller is not None and caller.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
