@@ -20,9 +20,8 @@ started). A reply whose call ids repeat is not run at all: each distinct id
 gets one error result and the loop asks the model again. A reply cut at the
 output-token cap (``Message.truncated``) is not run either: its calls may be
 incomplete, so none reaches a guard; each gets a result saying the reply was
-cut. A call naming no tool of the agent gets an
-error result and records no event; ``RunOutcome.unknown_tool_requests``
-lists such calls.
+cut. A call naming no tool of the agent gets an error result and records
+no event; ``RunOutcome.unknown_tool_requests`` lists such calls.
 
 The harness differs only in what it composes around the loop, and it says
 so: :attr:`HarnessAgent.capabilities` lists every optional capability, and

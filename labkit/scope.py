@@ -619,7 +619,7 @@ class GuardedTool:
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
 
-        A sync body runs in a daemon thread (so a deadline can abandon it);
+        A sync body runs on a daemon worker thread (so a deadline can abandon it);
         an async body is awaited. Whatever the body raises settles this call.
 
         Raises:
