@@ -338,6 +338,10 @@ def load_scenario(spec: str) -> Scenario:
     """Load the scenario ``NAME`` from ``path/to/file.py:NAME`` (the console's ``labkit run FILE.py:NAME``).
 
     The file is executed as a module of its own (not added to ``sys.modules``).
+    While it runs, its folder is first on ``sys.path`` so that it can import
+    its neighbours; afterwards, whether it loaded or failed, exactly that
+    entry is taken out again: an equal entry someone else added stays, and
+    so does any change the file made to ``sys.path`` itself.
 
     Raises:
         UserError: no ``:NAME`` part, the file does not exist (or is a
@@ -356,7 +360,8 @@ def load_scenario(spec: str) -> Scenario:
     if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
         raise UserError(f"cannot load scenario file {path_text!r}")
     module = importlib.util.module_from_spec(module_spec)
-    sys.path.insert(0, str(path.resolve().parent))  # the file may import its neighbours
+    folder = str(path.resolve().parent)  # this very str object marks the entry added here
+    sys.path.insert(0, folder)  # the file may import its neighbours while it runs
     try:
         module_spec.loader.exec_module(module)
     except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
@@ -367,7 +372,7 @@ def load_scenario(spec: str) -> Scenario:
     except Exception as exc:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:
-        sys.path.remove(str(path.resolve().parent))
+        _remove_entry(sys.path, folder)
     found = getattr(module, attribute, None)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]
@@ -375,3 +380,11 @@ def load_scenario(spec: str) -> Scenario:
             f"{path_text} has no scenario named {attribute!r}; it declares: {', '.join(declared) or 'none'}"
         )
     return found
+
+
+def _remove_entry(entries: list[str], entry: str) -> None:
+    """Remove the item that *is* ``entry`` (identity, not equality); nothing if it is gone already."""
+    for index, item in enumerate(entries):
+        if item is entry:
+            del entries[index]
+            return
