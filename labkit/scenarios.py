@@ -373,13 +373,32 @@ def load_scenario(spec: str) -> Scenario:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:
         _remove_entry(sys.path, folder)
-    found = getattr(module, attribute, None)
+    found = getattr(module, attribute, _MISSING)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]
+        what = "" if found is _MISSING else f" ({attribute} is {_kind(found)}, not one made with labkit.scenario(...))"
         raise UnknownScenarioError(
-            f"{path_text} has no scenario named {attribute!r}; it declares: {', '.join(declared) or 'none'}"
+            f"{path_text} has no scenario named {attribute!r}{what}; it declares: {', '.join(declared) or 'none'}"
         )
     return found
+
+
+_MISSING = object()
+
+
+def _kind(value: Any) -> str:
+    """How a non-scenario value is named in an error: ``a function``, ``an int``, ``a class``..."""
+    if value is None:
+        return "None"
+    if inspect.isclass(value):
+        name = "a class"
+    elif inspect.isroutine(value):
+        name = "a function"
+    elif inspect.ismodule(value):
+        name = "a module"
+    else:
+        name = f"a {type(value).__name__}"
+    return name.replace("a ", "an ", 1) if name[2] in "aeiou" else name
 
 
 def _remove_entry(entries: list[str], entry: str) -> None:
