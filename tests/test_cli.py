@@ -212,6 +212,40 @@ def test_a_scenario_file_mistake_is_one_line_exit_64(
     assert err[0].startswith("labkit run: ") and all(word in err[0] for word in must_mention), err[0]
 
 
+@pytest.mark.parametrize(
+    ("content", "must_mention"),
+    [
+        ("missing", ["p.toml: cannot read it (No such file"]),
+        ("directory", ["p.toml: cannot read it"]),
+        ("unreadable", ["p.toml: cannot read it (Permission denied)"]),
+        (b"\xff\xfe", ["p.toml: not UTF-8 text"]),
+        (b"model = \n", ["p.toml: not valid TOML"]),
+        (b"model = 42\n", ["model (from profile file", "valid string"]),
+    ],
+    ids=["missing", "directory", "unreadable", "not-utf8", "not-toml", "wrong-type"],
+)
+def test_a_bad_profile_file_is_one_line_exit_78(capsys, tmp_path: Path, monkeypatch, content, must_mention) -> None:
+    profile = tmp_path / "p.toml"
+    if content == "directory":
+        profile.mkdir()
+    elif content == "unreadable":  # made unreadable as the OS would refuse it (these tests may run as root)
+        profile.write_text('model = "m"\n')
+        real = Path.read_text
+
+        def refuse(self: Path, *args: object, **kwargs: object) -> str:
+            if self == profile:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "read_text", refuse)
+    elif content != "missing":
+        profile.write_bytes(content)
+    assert main(["run", "complete", "--live", "--profile", str(profile)]) == labkit.EXIT_CONFIG
+    out, err = _lines(capsys)
+    assert out == [] and len(err) == 1, err
+    assert err[0].startswith("labkit run: live profile") and all(word in err[0] for word in must_mention), err[0]
+
+
 def test_missing_scenario_lists_the_scenarios(capsys) -> None:
     assert main(["run"]) == EXIT_USAGE
     _, err = _lines(capsys)
