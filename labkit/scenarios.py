@@ -344,12 +344,14 @@ def load_scenario(spec: str) -> Scenario:
     so does any change the file made to ``sys.path`` itself.
 
     Raises:
-        UserError: no ``:NAME`` part, the file does not exist (or is a
+        UserError: ``spec`` is not a str, no ``:NAME`` part, the file does not exist (or is a
             directory), or running it raised or exited (``SystemExit``); the
             message names the file and the error.
         UnknownScenarioError: the file has no ``NAME``, or ``NAME`` is not a
             :class:`Scenario`; the message lists the scenarios it declares.
     """
+    if not isinstance(spec, str):
+        raise UserError(f"a scenario file is given as 'path/to/file.py:NAME' (a str), not {type(spec).__name__}")
     path_text, _, attribute = spec.rpartition(":")
     if not path_text.endswith(".py") or not attribute.isidentifier():
         raise UserError(f"a scenario file is given as path/to/file.py:NAME, not {spec!r}")

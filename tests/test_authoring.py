@@ -97,6 +97,8 @@ ONE = [Tool("a", "c", lambda s: 1)]
         (lambda: Reply("text", []), "non-empty list of Call"),
         (lambda: labkit.scenario("x", tools=ONE, script=[], done=bool), "the script is empty"),
         (lambda: labkit.load_scenario("nowhere.py:X"), "does not exist"),
+        (lambda: labkit.load_scenario(42), r"'path/to/file.py:NAME' \(a str\), not int"),
+        (lambda: labkit.load_scenario(ADDER_FILE), r"\(a str\), not PosixPath"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:MISSING"), "declares: ADDER"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:NOT_A_SCENARIO"), "no scenario named 'NOT_A_SCENARIO'"),
     ],
