@@ -179,7 +179,8 @@ class SimpleAgent:
         UserError: a client that is not a :class:`~labkit.CountingClient`, a
             tool that is not a :class:`~labkit.GuardedTool` or belongs to
             another scope, two tools with one name, or an option of the wrong
-            type (``max_iterations`` a negative or non-int, a flag that is not a bool,
+            type (``max_iterations`` a negative or non-int, ``max_output_tokens``
+            not an int >= 1 or None, a flag that is not a bool,
             ``name`` not a str); ``middleware`` that is not a sequence of
             callables each taking ``(invocation, next)`` (the message names the step).
     """
@@ -207,6 +208,8 @@ class SimpleAgent:
             raise UserError(f"name is the agent's name (a str), not {type(name).__name__}")
         if max_iterations is not None and (type(max_iterations) is not int or max_iterations < 0):
             raise UserError(f"max_iterations is an int >= 0 (or None for model_calls + 1), not {max_iterations!r}")
+        if max_output_tokens is not None and (type(max_output_tokens) is not int or max_output_tokens < 1):
+            raise UserError(f"max_output_tokens is an int >= 1 (or None for no cap), not {max_output_tokens!r}")
         for flag, value in (("stream", stream), ("concurrent_tool_calls", concurrent_tool_calls)):
             if not isinstance(value, bool):
                 raise UserError(f"{flag} is True or False, not {value!r}")

@@ -319,6 +319,22 @@ def test_a_name_that_is_not_a_str_is_a_user_error(agent: str) -> None:
         review_agent([], agent=agent, name=42)
 
 
+@BOTH
+@pytest.mark.parametrize("value", ["800", 1.5, True, 0, -1])
+def test_a_max_output_tokens_that_is_not_a_positive_int_is_a_user_error(agent: str, value: object) -> None:
+    # was: "800" and True quietly became 800 and 1, 0 and -1 went on the wire, 1.5 failed mid-run
+    with pytest.raises(UserError, match=f"max_output_tokens is an int >= 1 \\(or None for no cap\\), not {value!r}"):
+        review_agent([], agent=agent, max_output_tokens=value)
+
+
+@BOTH
+@pytest.mark.parametrize("value", [None, 1, 800])
+def test_max_output_tokens_reaches_the_request(agent: str, value: int | None) -> None:
+    scope, task, transport, built = review_agent(["done"], agent=agent, max_output_tokens=value)
+    asyncio.run(_run(built, task))
+    assert transport.requests[0].max_output_tokens == value
+
+
 @asynctest
 async def test_observe_middleware_called_with_the_wrong_arguments_is_a_user_error() -> None:
     async def next_step(invocation) -> str:
