@@ -341,13 +341,14 @@ def test_a_halt_at_a_tool_logs_no_framework_error(
     assert noisy == [], noisy  # e.g. MAF's "Function read_ticket failed (RunHalted)."
 
 
+@pytest.mark.parametrize("name", HALTING)
 @pytest.mark.parametrize("runtime", ADAPTERS)
-def test_the_console_prints_nothing_on_stderr_for_a_halt(runtime: str) -> None:
+def test_the_console_prints_nothing_on_stderr_for_a_halt(runtime: str, name: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "labkit", "run", "forbidden", "--runtime", runtime],
+        [sys.executable, "-m", "labkit", "run", name, "--runtime", runtime],
         capture_output=True, text=True, check=False,
     )
-    assert result.returncode == 2 and "PermissionDenied" in result.stdout
+    assert result.returncode == 2 and f"status: {EXPECTED[name][0]} (exit 2)" in result.stdout
     assert result.stderr == ""
 
 
