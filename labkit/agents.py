@@ -31,6 +31,7 @@ all of them are off.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,13 +74,65 @@ async def observe_middleware(invocation: ToolInvocation, next: Next) -> Any:
 
     It runs before the guard, so a refused call shows a ``Middleware`` event
     and no ``ToolCall``. It observes; authorisation stays in the guard.
+
+    Raises:
+        UserError: ``invocation`` is not a :class:`ToolInvocation` or ``next``
+            is not callable (it is called as a pipeline calls it: ``mw(invocation, next)``).
     """
+    if not isinstance(invocation, ToolInvocation) or not callable(next):
+        raise UserError(
+            "observe_middleware is called as a pipeline calls a middleware: observe_middleware(invocation, next) "
+            f"with a labkit.ToolInvocation and the next step; got ({type(invocation).__name__}, {type(next).__name__})"
+        )
     invocation.scope.observe_middleware(invocation.tool.name)  # checks cancellation first, under the same lock
     return await next(invocation)
 
 
 def _call_tool(invocation: ToolInvocation) -> Awaitable[Any]:
     return invocation.tool.ainvoke(invocation.call.arguments)  # the awaitable itself: no extra coroutine frame
+
+
+_DEFAULT_MIDDLEWARE: tuple[Middleware, ...] = (observe_middleware,)
+"""The pipeline an agent gets unless told otherwise: the lesson's observing middleware (SPEC §3.5)."""
+
+
+def _check_middleware(middleware: Any) -> tuple[Middleware, ...]:
+    """The pipeline as a tuple, each step checked where it is given: a callable taking ``(invocation, next)``.
+
+    Raises:
+        UserError: ``middleware`` is not a sequence (a single middleware, ``None``,
+            a str), or a step is not callable or cannot take two positional arguments.
+    """
+    if middleware is _DEFAULT_MIDDLEWARE:
+        return middleware
+    if isinstance(middleware, (str, bytes, Mapping)) or not isinstance(middleware, Iterable):
+        hint = f"; wrap one middleware in a tuple: middleware=({_label(middleware)},)" if callable(middleware) else ""
+        raise UserError(
+            f"middleware is a sequence of middleware, outermost first, not {type(middleware).__name__}{hint}"
+        )
+    steps = tuple(middleware)
+    for index, step in enumerate(steps):
+        if not callable(step):
+            raise UserError(
+                f"middleware[{index}] is not callable ({type(step).__name__}); a middleware is "
+                "`async def mw(invocation, next)` that returns `await next(invocation)`"
+            )
+        try:
+            signature = inspect.signature(step)
+        except (TypeError, ValueError):  # no readable signature (some builtins): it is called as given
+            continue
+        try:
+            signature.bind(None, None)
+        except TypeError:
+            raise UserError(
+                f"middleware[{index}] {_label(step)}({', '.join(signature.parameters)}) "
+                "cannot be called as mw(invocation, next)"
+            ) from None
+    return steps
+
+
+def _label(value: Any) -> str:
+    return str(getattr(value, "__qualname__", None) or type(value).__name__)
 
 
 def _pipeline(middleware: Sequence[Middleware]) -> Next:
@@ -126,7 +179,10 @@ class SimpleAgent:
         UserError: a client that is not a :class:`~labkit.CountingClient`, a
             tool that is not a :class:`~labkit.GuardedTool` or belongs to
             another scope, two tools with one name, or an option of the wrong
-            type (``max_iterations`` a negative or non-int, a flag that is not a bool).
+            type (``max_iterations`` a negative or non-int, ``max_output_tokens``
+            not an int >= 1 or None, a flag that is not a bool,
+            ``name`` not a str); ``middleware`` that is not a sequence of
+            callables each taking ``(invocation, next)`` (the message names the step).
     """
 
     kind: ClassVar[str] = "simple"
@@ -138,7 +194,7 @@ class SimpleAgent:
         *,
         instructions: str,
         max_iterations: int | None = None,
-        middleware: Sequence[Middleware] = (observe_middleware,),
+        middleware: Sequence[Middleware] = _DEFAULT_MIDDLEWARE,
         stream: bool = False,
         max_output_tokens: int | None = 800,
         name: str = "BoundedReviewer",
@@ -148,8 +204,12 @@ class SimpleAgent:
             raise UserError(f"client must be a labkit.CountingClient around a transport, not {type(client).__name__}")
         if not isinstance(instructions, str):
             raise UserError(f"instructions is the system message (a str), not {type(instructions).__name__}")
+        if not isinstance(name, str):
+            raise UserError(f"name is the agent's name (a str), not {type(name).__name__}")
         if max_iterations is not None and (type(max_iterations) is not int or max_iterations < 0):
             raise UserError(f"max_iterations is an int >= 0 (or None for model_calls + 1), not {max_iterations!r}")
+        if max_output_tokens is not None and (type(max_output_tokens) is not int or max_output_tokens < 1):
+            raise UserError(f"max_output_tokens is an int >= 1 (or None for no cap), not {max_output_tokens!r}")
         for flag, value in (("stream", stream), ("concurrent_tool_calls", concurrent_tool_calls)):
             if not isinstance(value, bool):
                 raise UserError(f"{flag} is True or False, not {value!r}")
@@ -163,7 +223,7 @@ class SimpleAgent:
         self.stream = stream
         self.concurrent_tool_calls = concurrent_tool_calls
         self.max_output_tokens = max_output_tokens
-        self.middleware = tuple(middleware)
+        self.middleware = _check_middleware(middleware)
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
             if not isinstance(tool, GuardedTool):

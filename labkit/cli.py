@@ -346,6 +346,12 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
                     f"labkit run: argument SCENARIO: {args.scenario!r} is a file; name the scenario "
                     f"declared in it: {args.scenario}:NAME"
                 )
+            named, colon, _ = args.scenario.rpartition(":")
+            if colon and os.path.isfile(named):  # a file, but not a Python one
+                raise _UsageError(
+                    f"labkit run: argument SCENARIO: {named!r} is not a .py file; a scenario of your own "
+                    "is declared in a Python file and given as path/to/file.py:NAME"
+                )
             choices = ", ".join(repr(name) for name in SCENARIOS)
             raise _UsageError(
                 f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"

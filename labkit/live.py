@@ -410,8 +410,11 @@ class LiveTransport:
 
     Attributes:
         calls: how many model calls reached this transport (= HTTP requests sent).
-        last_error: the last :class:`~labkit.ProviderUnavailable` raised, for
-            the console's hint line.
+        last_error: the :class:`~labkit.ProviderUnavailable` the latest
+            request ended with, for the console's hint line; ``None`` while a
+            request runs and after one that did not end so (a success, or
+            another error). Each :meth:`send` resets it as it starts, so it
+            never describes an earlier request or run.
     """
 
     name = "live"
@@ -466,6 +469,7 @@ class LiveTransport:
             ProviderResponseError: a malformed or ambiguous answer.
         """
         self.calls += 1
+        self.last_error = None  # it describes this request only
         url = f"{self.profile.base_url}/chat/completions"
         openai = self._openai
         client = openai.AsyncOpenAI(

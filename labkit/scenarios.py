@@ -338,14 +338,20 @@ def load_scenario(spec: str) -> Scenario:
     """Load the scenario ``NAME`` from ``path/to/file.py:NAME`` (the console's ``labkit run FILE.py:NAME``).
 
     The file is executed as a module of its own (not added to ``sys.modules``).
+    While it runs, its folder is first on ``sys.path`` so that it can import
+    its neighbours; afterwards, whether it loaded or failed, exactly that
+    entry is taken out again: an equal entry someone else added stays, and
+    so does any change the file made to ``sys.path`` itself.
 
     Raises:
-        UserError: no ``:NAME`` part, the file does not exist (or is a
+        UserError: ``spec`` is not a str, no ``:NAME`` part, the file does not exist (or is a
             directory), or running it raised or exited (``SystemExit``); the
             message names the file and the error.
         UnknownScenarioError: the file has no ``NAME``, or ``NAME`` is not a
             :class:`Scenario`; the message lists the scenarios it declares.
     """
+    if not isinstance(spec, str):
+        raise UserError(f"a scenario file is given as 'path/to/file.py:NAME' (a str), not {type(spec).__name__}")
     path_text, _, attribute = spec.rpartition(":")
     if not path_text.endswith(".py") or not attribute.isidentifier():
         raise UserError(f"a scenario file is given as path/to/file.py:NAME, not {spec!r}")
@@ -356,7 +362,8 @@ def load_scenario(spec: str) -> Scenario:
     if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
         raise UserError(f"cannot load scenario file {path_text!r}")
     module = importlib.util.module_from_spec(module_spec)
-    sys.path.insert(0, str(path.resolve().parent))  # the file may import its neighbours
+    folder = str(path.resolve().parent)  # this very str object marks the entry added here
+    sys.path.insert(0, folder)  # the file may import its neighbours while it runs
     try:
         module_spec.loader.exec_module(module)
     except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
@@ -367,11 +374,38 @@ def load_scenario(spec: str) -> Scenario:
     except Exception as exc:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:
-        sys.path.remove(str(path.resolve().parent))
-    found = getattr(module, attribute, None)
+        _remove_entry(sys.path, folder)
+    found = getattr(module, attribute, _MISSING)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]
+        what = "" if found is _MISSING else f" ({attribute} is {_kind(found)}, not one made with labkit.scenario(...))"
         raise UnknownScenarioError(
-            f"{path_text} has no scenario named {attribute!r}; it declares: {', '.join(declared) or 'none'}"
+            f"{path_text} has no scenario named {attribute!r}{what}; it declares: {', '.join(declared) or 'none'}"
         )
     return found
+
+
+_MISSING = object()
+
+
+def _kind(value: Any) -> str:
+    """How a non-scenario value is named in an error: ``a function``, ``an int``, ``a class``..."""
+    if value is None:
+        return "None"
+    if inspect.isclass(value):
+        name = "a class"
+    elif inspect.isroutine(value):
+        name = "a function"
+    elif inspect.ismodule(value):
+        name = "a module"
+    else:
+        name = f"a {type(value).__name__}"
+    return name.replace("a ", "an ", 1) if name[2] in "aeiou" else name
+
+
+def _remove_entry(entries: list[str], entry: str) -> None:
+    """Remove the item that *is* ``entry`` (identity, not equality); nothing if it is gone already."""
+    for index, item in enumerate(entries):
+        if item is entry:
+            del entries[index]
+            return

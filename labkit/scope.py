@@ -412,10 +412,10 @@ class ExecutionScope:
         """Record a ``Middleware`` event for tool ``name`` (nothing once the run stopped).
 
         Raises:
-            TypeError: ``name`` is not a string (checked before anything is counted).
+            UserError: ``name`` is not a string (checked before anything is counted).
         """
         if not isinstance(name, str):
-            raise TypeError(f"a middleware event names a tool (str), not {type(name).__name__}")
+            raise UserError(f"a middleware event names a tool by its name (a str), not {type(name).__name__}")
         with self._lock:
             self._check_locked()
             self._middleware_seen += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -320,3 +321,81 @@ def test_a_result_with_no_text_form_is_an_error_the_model_reads(agent: str) -> N
     outcome, setup = run_setup(odd, agent, False)
     assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.COMPLETED, 1, 2)
     assert setup.transport.requests[1].messages[-1].text == "error: ValueError: no text form"
+
+
+# -- a halt is labkit's named stop, not a failure the framework logs ------------------------------
+
+HALTING = ["forbidden", "repeat", "changing"]  # each halts at a tool call, inside the framework's loop
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+@pytest.mark.parametrize("name", HALTING)
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_a_halt_at_a_tool_logs_no_framework_error(
+    agent: str, name: str, stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG):
+        outcome, _ = run_setup(name, agent, stream)
+    assert outcome.status.value == EXPECTED[name][0]
+    noisy = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noisy == [], noisy  # e.g. MAF's "Function read_ticket failed (RunHalted)."
+
+
+@pytest.mark.parametrize("name", HALTING)
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_the_console_prints_nothing_on_stderr_for_a_halt(runtime: str, name: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "labkit", "run", name, "--runtime", runtime],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 2 and f"status: {EXPECTED[name][0]} (exit 2)" in result.stdout
+    assert result.stderr == ""
+
+
+@pytest.mark.skipif(not available("maf"), reason="agent-framework-core is not installed: pip install 'labkit[maf]'")
+def test_maf_still_logs_a_genuine_tool_failure_during_a_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Only the RunHalted record is dropped: the framework's own record of any other failure passes."""
+    from agent_framework import FunctionTool
+
+    def boom(title: str) -> str:
+        raise ValueError(f"no shelf for {title}")
+
+    async def shelve_through_maf(state: Shelf, title: str) -> str:
+        """Shelve with a framework tool that fails (the framework logs it)."""
+        try:
+            await FunctionTool(name="boom", func=boom).invoke(arguments={"title": title})
+        except ValueError:
+            state.log.append("failed")
+        return "not shelved"
+
+    failing = labkit.scenario(
+        "failing",
+        tools=[Tool("shelve", "shelf.write", shelve_through_maf)],
+        script=[Call("shelve", {"title": "Dune"}), Call("shelve", {"title": "Dune"})],  # then a RunHalted
+        done=bool,
+        state=Shelf,
+    )
+    logger = logging.getLogger("agent_framework")
+    filters = list(logger.filters)
+    with caplog.at_level(logging.DEBUG):
+        outcome, setup = run_setup(failing, "maf", False)
+    assert outcome.status is RunStatus.REPEATED_CALL and setup.task.log == ["failed"]
+    errors = [r.getMessage() for r in caplog.records if r.name == "agent_framework" and r.levelno >= logging.ERROR]
+    assert errors == ["Function boom failed (ValueError)."]
+    assert logger.filters == filters  # the run's filter is gone with the run
+
+
+@pytest.mark.skipif(not available("maf"), reason="agent-framework-core is not installed: pip install 'labkit[maf]'")
+def test_maf_quiet_halts_filter_drops_only_the_halt_records() -> None:
+    from labkit.adapters.maf import _QuietHalts
+
+    def record(msg: str, *args: object) -> logging.LogRecord:
+        return logging.LogRecord("agent_framework", logging.ERROR, __file__, 1, msg, args, None)
+
+    halt = labkit.RunHalted(StopReason.REPEATED_CALL, "repeated")
+    keep = _QuietHalts().filter
+    assert not keep(record("Function %s failed (%s).", "read_ticket", "RunHalted"))
+    assert not keep(record("Function failed. Error: %s", halt))  # the framework's sensitive-data form
+    assert keep(record("Function %s failed (%s).", "read_ticket", "ValueError"))
+    assert keep(record("Function failed. Error: %s", ValueError("RunHalted")))
+    assert keep(record("Function name: %s", "RunHalted"))

@@ -16,6 +16,7 @@ from labkit import (
     RunStatus,
     ScriptedTransport,
     SimpleAgent,
+    ToolCall,
     ToolInvocation,
     UserError,
     observe_middleware,
@@ -262,6 +263,93 @@ async def test_middleware_sees_the_call_and_the_scope() -> None:
     scope, task, transport, built = review_agent([_read(42), "done"], middleware=(spy, observe_middleware))
     await _run(built, task)
     assert seen == [("call-1", '{"input": 42}', scope)]
+
+
+async def _one_arg(invocation) -> object:  # forgot `next`
+    return None
+
+
+async def _three_args(invocation, next, extra) -> object:
+    return await next(invocation)
+
+
+class _Counted:
+    """A middleware object: an instance whose ``__call__`` takes ``(invocation, next)``."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    async def __call__(self, invocation: ToolInvocation, next) -> object:
+        self.seen += 1
+        return await next(invocation)
+
+
+@BOTH
+@pytest.mark.parametrize(
+    ("middleware", "message"),
+    [
+        ([42], r"middleware\[0\] is not callable \(int\)"),
+        ((observe_middleware, "observe"), r"middleware\[1\] is not callable \(str\)"),
+        (observe_middleware, r"not function; wrap one middleware in a tuple: middleware=\(observe_middleware,\)"),
+        (None, "middleware is a sequence of middleware, outermost first, not NoneType"),
+        ("observe_middleware", "not str"),
+        ((_one_arg,), r"middleware\[0\] _one_arg\(invocation\) cannot be called as mw\(invocation, next\)"),
+        ((observe_middleware, _three_args), r"middleware\[1\] _three_args\(invocation, next, extra\) cannot"),
+    ],
+    ids=["int", "str-step", "bare-function", "none", "str", "one-arg", "three-args"],
+)
+def test_bad_middleware_is_a_user_error_when_the_agent_is_made(agent: str, middleware: object, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        review_agent([_read(42), "done"], agent=agent, middleware=middleware)
+
+
+@asynctest
+async def test_a_middleware_object_and_a_generator_of_middleware_are_accepted() -> None:
+    counted = _Counted()
+    pipeline = (m for m in (counted, observe_middleware))
+    scope, task, transport, built = review_agent([_read(42), "done"], middleware=pipeline)
+    outcome = await _run(built, task)
+    assert built.middleware == (counted, observe_middleware)
+    assert counted.seen == 1 and outcome.count("Middleware") == 1
+
+
+@BOTH
+def test_a_name_that_is_not_a_str_is_a_user_error(agent: str) -> None:
+    with pytest.raises(UserError, match="name is the agent's name \\(a str\\), not int"):
+        review_agent([], agent=agent, name=42)
+
+
+@BOTH
+@pytest.mark.parametrize("value", ["800", 1.5, True, 0, -1])
+def test_a_max_output_tokens_that_is_not_a_positive_int_is_a_user_error(agent: str, value: object) -> None:
+    # was: "800" and True quietly became 800 and 1, 0 and -1 went on the wire, 1.5 failed mid-run
+    with pytest.raises(UserError, match=f"max_output_tokens is an int >= 1 \\(or None for no cap\\), not {value!r}"):
+        review_agent([], agent=agent, max_output_tokens=value)
+
+
+@BOTH
+@pytest.mark.parametrize("value", [None, 1, 800])
+def test_max_output_tokens_reaches_the_request(agent: str, value: int | None) -> None:
+    scope, task, transport, built = review_agent(["done"], agent=agent, max_output_tokens=value)
+    asyncio.run(_run(built, task))
+    assert transport.requests[0].max_output_tokens == value
+
+
+@asynctest
+async def test_observe_middleware_called_with_the_wrong_arguments_is_a_user_error() -> None:
+    async def next_step(invocation) -> str:
+        return "ran"
+
+    scope, task, transport, built = review_agent([])
+    with pytest.raises(UserError, match=r"observe_middleware\(invocation, next\).*got \(str, function\)"):
+        await observe_middleware("read_ticket", next_step)  # type: ignore[arg-type]
+    call = ToolCall(id="c1", name="read_ticket", arguments='{"input": 42}')
+    invocation = ToolInvocation(call, built.tools[0], scope)
+    with pytest.raises(UserError, match=r"got \(ToolInvocation, NoneType\)"):
+        await observe_middleware(invocation, None)  # type: ignore[arg-type]
+    with pytest.raises(UserError, match=r"names a tool by its name \(a str\), not int"):
+        scope.observe_middleware(42)  # type: ignore[arg-type]
+    assert scope.events == ()  # nothing was recorded
 
 
 # -- harness -----------------------------------------------------------------------------

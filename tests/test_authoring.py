@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,8 @@ ONE = [Tool("a", "c", lambda s: 1)]
         (lambda: Reply("text", []), "non-empty list of Call"),
         (lambda: labkit.scenario("x", tools=ONE, script=[], done=bool), "the script is empty"),
         (lambda: labkit.load_scenario("nowhere.py:X"), "does not exist"),
+        (lambda: labkit.load_scenario(42), r"'path/to/file.py:NAME' \(a str\), not int"),
+        (lambda: labkit.load_scenario(ADDER_FILE), r"\(a str\), not \w*Path"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:MISSING"), "declares: ADDER"),
         (lambda: labkit.load_scenario(f"{ADDER_FILE}:NOT_A_SCENARIO"), "no scenario named 'NOT_A_SCENARIO'"),
     ],
@@ -141,3 +144,75 @@ def test_a_wrong_script_step_is_a_user_error(make, message: str) -> None:
     with pytest.raises(labkit.ScriptStepError, match=message) as info:
         make()
     assert isinstance(info.value, UserError)
+
+
+# -- loading a file leaves sys.path as it was -------------------------------------------------
+
+SCENARIO_TEXT = '''
+import labkit
+from {helper} import GREETING
+
+HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state, text: text)],
+                        script=[GREETING], done=bool)
+'''
+
+
+def _scenario_folder(tmp_path: Path, name: str, body: str) -> Path:
+    """A folder with a scenario file and a neighbour module it imports (a name unique to the test)."""
+    helper = f"labkit_test_helper_{name}"
+    (tmp_path / f"{helper}.py").write_text('GREETING = "hello"\n')
+    file = tmp_path / f"{name}.py"
+    file.write_text(SCENARIO_TEXT.format(helper=helper) + body)
+    return file
+
+
+@pytest.fixture
+def own_sys_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """A private copy of sys.path for one test; the neighbour modules it imported are forgotten after it."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield sys.path
+    for name in [m for m in sys.modules if m.startswith("labkit_test_helper_")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ("", None),
+        ("raise RuntimeError('broken on purpose')\n", "RuntimeError: broken on purpose"),
+        ("raise SystemExit(3)\n", "SystemExit: 3"),
+        ("def (:\n", "SyntaxError"),
+    ],
+    ids=["loads", "raises", "exits", "syntax-error"],
+)
+def test_loading_a_file_leaves_sys_path_unchanged(tmp_path: Path, own_sys_path: list[str], body: str, error) -> None:
+    file = _scenario_folder(tmp_path, "plain", body)
+    before = list(sys.path)
+    if error is None:
+        assert labkit.load_scenario(f"{file}:HELLO").name == "hello"  # its neighbour was importable
+    else:
+        with pytest.raises(UserError, match=error):
+            labkit.load_scenario(f"{file}:HELLO")
+    assert sys.path is own_sys_path and sys.path == before
+
+
+@pytest.mark.parametrize("already_there", [True, False], ids=["folder-on-sys-path", "folder-not-on-sys-path"])
+def test_a_file_that_takes_its_folder_off_sys_path_costs_nobody_else_their_entry(
+    tmp_path: Path, own_sys_path: list[str], already_there: bool
+) -> None:
+    # The file takes the entry added for it off again itself. The loader must then neither remove
+    # another, equal entry (someone else's, at the end) nor fail looking for its own.
+    file = _scenario_folder(tmp_path, "tidy", "import sys\nsys.path.pop(0)\n")
+    if already_there:
+        sys.path.append(str(tmp_path.resolve()))
+    before = list(sys.path)
+    assert labkit.load_scenario(f"{file}:HELLO").name == "hello"
+    assert sys.path == before
+
+
+def test_a_change_the_file_makes_to_sys_path_stays(tmp_path: Path, own_sys_path: list[str]) -> None:
+    extra = str(tmp_path / "vendored")
+    file = _scenario_folder(tmp_path, "adds", f"import sys\nsys.path.append({extra!r})\n")
+    before = list(sys.path)
+    labkit.load_scenario(f"{file}:HELLO")
+    assert sys.path == [*before, extra]  # only the loader's own entry is taken out

@@ -173,6 +173,79 @@ def test_usage_errors_exit_64_with_one_line(capsys, argv: list[str], must_mentio
     assert all(word in err[0] for word in must_mention)
 
 
+@pytest.mark.parametrize(
+    ("files", "argument", "must_mention"),
+    [
+        ({"s.py": "def (:\n"}, "s.py:X", ["'s.py' failed to load", "SyntaxError"]),
+        ({"s.py": ""}, "s.py:X", ["s.py has no scenario named 'X'", "declares: none"]),
+        ({"s.py/": ""}, "s.py:X", ["'s.py' is not a file"]),
+        ({}, "s.py:X", ["'s.py' does not exist"]),
+        ({"s.py": "X = 42\n"}, "s.py:X", ["no scenario named 'X' (X is an int, not one made with labkit.scenario"]),
+        ({"s.py": "X = None\n"}, "s.py:X", ["(X is None, not one made"]),
+        ({"s.py": "def X():\n    pass\n"}, "s.py:X", ["(X is a function, not one made"]),
+        ({"s.py": "import labkit as X\n"}, "s.py:X", ["(X is a module, not one made"]),
+        ({"s.txt": "X = 1\n"}, "s.txt:X", ["'s.txt' is not a .py file", "path/to/file.py:NAME"]),
+        ({"s.py": "X = 1\n"}, "s.py", ["'s.py' is a file", "s.py:NAME"]),
+        ({"s.py": "X = 1\n"}, "s.py:", ["path/to/file.py:NAME, not 's.py:'"]),
+        ({"s.py": "raise SystemExit(0)\n"}, "s.py:X", ["exits when run", "__main__"]),
+        ({"s.py": b"\xff\xfe"}, "s.py:X", ["'s.py' failed to load", "can't decode"]),
+    ],
+    ids=[
+        "syntax-error", "empty-file", "directory", "missing-file", "an-int", "none", "a-function", "a-module",
+        "not-python", "no-name", "empty-name", "exits", "not-utf8",
+    ],
+)
+def test_a_scenario_file_mistake_is_one_line_exit_64(
+    capsys, tmp_path: Path, monkeypatch, files: dict, argument: str, must_mention: list[str]
+) -> None:
+    for name, content in files.items():
+        if name.endswith("/"):
+            (tmp_path / name).mkdir()
+        elif isinstance(content, bytes):
+            (tmp_path / name).write_bytes(content)
+        else:
+            (tmp_path / name).write_text(content)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", argument]) == EXIT_USAGE
+    out, err = _lines(capsys)
+    assert out == [] and len(err) == 1, err
+    assert err[0].startswith("labkit run: ") and all(word in err[0] for word in must_mention), err[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "must_mention"),
+    [
+        ("missing", ["p.toml: cannot read it (No such file"]),
+        ("directory", ["p.toml: cannot read it"]),
+        ("unreadable", ["p.toml: cannot read it (Permission denied)"]),
+        (b"\xff\xfe", ["p.toml: not UTF-8 text"]),
+        (b"model = \n", ["p.toml: not valid TOML"]),
+        (b"model = 42\n", ["model (from profile file", "valid string"]),
+    ],
+    ids=["missing", "directory", "unreadable", "not-utf8", "not-toml", "wrong-type"],
+)
+def test_a_bad_profile_file_is_one_line_exit_78(capsys, tmp_path: Path, monkeypatch, content, must_mention) -> None:
+    profile = tmp_path / "p.toml"
+    if content == "directory":
+        profile.mkdir()
+    elif content == "unreadable":  # made unreadable as the OS would refuse it (these tests may run as root)
+        profile.write_text('model = "m"\n')
+        real = Path.read_text
+
+        def refuse(self: Path, *args: object, **kwargs: object) -> str:
+            if self == profile:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "read_text", refuse)
+    elif content != "missing":
+        profile.write_bytes(content)
+    assert main(["run", "complete", "--live", "--profile", str(profile)]) == labkit.EXIT_CONFIG
+    out, err = _lines(capsys)
+    assert out == [] and len(err) == 1, err
+    assert err[0].startswith("labkit run: live profile") and all(word in err[0] for word in must_mention), err[0]
+
+
 def test_missing_scenario_lists_the_scenarios(capsys) -> None:
     assert main(["run"]) == EXIT_USAGE
     _, err = _lines(capsys)

@@ -284,6 +284,36 @@ def test_retries_sit_above_the_counter_and_the_budget_bounds_them(stream):
     assert retried.status is RunStatus.INCOMPLETE and retried.text == "Review finished."
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_last_error_describes_the_latest_request_only(stream):
+    with FakeOpenAIServer(reply=_fails_once()) as server:
+        transport = _transport(server.base_url)
+        failed = labkit.run("incomplete", transport=transport, stream=stream)
+        error = transport.last_error
+        later = labkit.run("incomplete", transport=transport, stream=stream)  # the same transport, a new run
+    assert failed.status is RunStatus.PROVIDER_UNAVAILABLE and "answered HTTP 503" in str(error)
+    assert later.status is RunStatus.INCOMPLETE and later.text == "Review finished."
+    assert transport.last_error is None  # not the earlier run's error
+
+
+def test_last_error_is_cleared_by_a_retry_that_succeeds():
+    with FakeOpenAIServer(reply=_fails_once()) as server:
+        transport = LiveTransport(LiveProfile(base_url=server.base_url, model="m", max_retries=1))
+        outcome = labkit.run("incomplete", transport=transport)
+    assert outcome.status is RunStatus.INCOMPLETE and outcome.count("ModelCall") == 2
+    assert transport.last_error is None
+
+
+def test_last_error_is_the_latest_failure_after_a_success():
+    with FakeOpenAIServer(reply=lambda body: (200, _completion("Review finished."))) as server:
+        transport = _transport(server.base_url)
+        assert labkit.run("incomplete", transport=transport).status is RunStatus.INCOMPLETE
+    assert transport.last_error is None
+    outcome = labkit.run("incomplete", transport=transport)  # that server is gone now
+    assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
+    assert server.base_url in str(transport.last_error)
+
+
 def test_the_console_shows_a_failing_servers_own_message(capsys):
     with FakeOpenAIServer(reply=_error_body(500)) as server:
         code = main(["run", "complete", "--live", "--base-url", server.base_url])

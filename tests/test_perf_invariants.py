@@ -520,7 +520,7 @@ def test_a_name_that_is_not_text_is_refused_before_anything_is_counted() -> None
     scope = ExecutionScope(Limits(), {"x"})
     with pytest.raises(TypeError):
         scope.tool(42, "x", _echo)  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(labkit.UserError, match="names a tool by its name"):
         scope.observe_middleware(42)  # type: ignore[arg-type]
     assert scope.events == () and scope.tools == ()
 

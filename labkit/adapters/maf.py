@@ -17,12 +17,17 @@ The Python side of the seed's own runtime:
   framework converts any other exception of a tool into an error result the
   model reads and keeps looping; ``MiddlewareFailure`` is its documented
   fail-closed escape, so the halt stops its loop;
-* streaming: ``agent.run(..., stream=True)``, read to its end.
+* streaming: ``agent.run(..., stream=True)``, read to its end;
+* logging: while the run lasts, the framework's ``agent_framework`` logger
+  drops its own "Function NAME failed (RunHalted)." record: a halt is
+  labkit's named stop, reported as the run's status, not a tool failure.
+  Every other record of that logger (a genuine failure included) passes.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -70,6 +75,14 @@ class Agent(ForeignAgent):
         return FunctionTool(name=name, description=guarded.description, func=invoke, input_model=guarded.json_schema())
 
     async def _run(self, prompt: str) -> str | None:
+        quiet = _QuietHalts()
+        _FRAMEWORK_LOGGER.addFilter(quiet)  # this run's own filter: a concurrent run adds and removes its own
+        try:
+            return await self._run_quietly(prompt)
+        finally:
+            _FRAMEWORK_LOGGER.removeFilter(quiet)
+
+    async def _run_quietly(self, prompt: str) -> str | None:
         client = _CountingChatClient(
             self,
             function_invocation_configuration={
@@ -101,6 +114,26 @@ class Agent(ForeignAgent):
         # join the text of every reply, a reply that also asked for tools included
         last = response.messages[-1] if response.messages else None
         return (last.text if last is not None and last.role == "assistant" else "") or None
+
+
+_FRAMEWORK_LOGGER = logging.getLogger("agent_framework")
+"""The logger the framework's function tools report a failed invocation on."""
+
+
+class _QuietHalts(logging.Filter):
+    """Drops the framework's record of a tool invocation that ended in labkit's :class:`~labkit.RunHalted`.
+
+    The framework logs ``"Function %s failed (%s)."`` (name, exception type
+    name) or, with sensitive data on, ``"Function failed. Error: %s"`` (the
+    exception) at ERROR level for every exception a tool raises. A halt is
+    not a failure; every other record passes unchanged.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if any(isinstance(arg, RunHalted) for arg in args):
+            return False
+        return not (record.msg == "Function %s failed (%s)." and args[-1:] == (RunHalted.__name__,))
 
 
 class _CountingChatClient(
