@@ -191,7 +191,7 @@ def _is_agent(agent: object) -> bool:
     """labkit's own agents, or a foreign runtime's adapter (only loaded once an adapter was made)."""
     if isinstance(agent, SimpleAgent):
         return True
-    adapters = sys.modules.get(f"{__package__}.adapters")
+    adapters = sys.modules.get("labkit.adapters")
     return adapters is not None and isinstance(agent, adapters.ForeignAgent)
 
 
