@@ -28,8 +28,6 @@ The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
 
 from typing import TYPE_CHECKING, Any
 
-from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
-from .transports.chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
 from .core.errors import (
     CapabilitiesError,
     ConfigurationError,
@@ -52,6 +50,11 @@ from .core.errors import (
 )
 from .core.events import ControlEvent, EventKind, StopReason
 from .core.limits import Limits
+from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
+from .core.signature import canonical, signature
+from .transports.chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
+from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
+from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .loops.outcome import (
     EXIT_CANCELLED,
     EXIT_CONFIG,
@@ -65,9 +68,6 @@ from .loops.outcome import (
 from .loops.review import ReviewTask
 from .loops.runner import Setup, arun, prepare, run, run_agent, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
-from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
-from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
-from .core.signature import canonical, signature
 from . import _moved
 
 _moved.install()  # the old flat module paths: after the imports above, before any old-path import

@@ -28,9 +28,9 @@ LAYOUT = {
 }
 """Group -> the modules it holds, in reading order."""
 
-TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_moved", "adapters", "teaching"}
-"""What stays directly under labkit/: the public names, the console, durable decisions, the old-path
-finder, the adapters (unchanged), and the teaching package (its light helpers)."""
+TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_moved", "adapters"}
+"""What stays directly under labkit/ besides the groups: the public names, the console, durable
+decisions, the old paths' finder, and the adapters (unchanged)."""
 
 # Modules ``import labkit`` must not load (third-party libraries the core never needs, and labkit's own
 # lazily loaded modules).
