@@ -31,7 +31,7 @@ KERNEL_START = (
     "print('kernel_start', started)\n"
 )
 
-TEACHING_IMPORTS = "import labkit, labkit.frames, labkit.charts, pandas, matplotlib, ipywidgets"
+TEACHING_IMPORTS = "import labkit, labkit.teaching.frames, labkit.teaching.charts, pandas, matplotlib, ipywidgets"
 
 
 def _wall(cmd: list[str], cwd: Path) -> tuple[float, int, str]:

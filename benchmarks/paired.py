@@ -37,7 +37,7 @@ from typing import Any
 
 import labkit
 from labkit import Call, Limits, ScriptedTransport
-from labkit.review import INSTRUCTIONS
+from labkit.loops.review import INSTRUCTIONS
 
 HUGE = Limits(model_calls=1, tool_calls=10**9, repetitions=10**9, deadline_s=10**6)
 

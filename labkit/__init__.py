@@ -1,22 +1,34 @@
 """labkit: bounded agent loops you can see stop.
 
-The core (this package's top level) imports only the standard library and
-pydantic. The teaching helpers live in :mod:`labkit.frames`,
-:mod:`labkit.charts` and :mod:`labkit.widgets` and load pandas, matplotlib
-or ipywidgets only when imported; :mod:`labkit.teaching` (one-line errors in
-a notebook) loads IPython only when its function is called, and is also
-reachable as ``labkit.teaching`` without its own import.
+The tree shows what to read first:
 
-``LiveProfile``/``LiveTransport`` (:mod:`labkit.live`) and the prediction
-helpers (:mod:`labkit.predict`) are loaded on first use of their names, so
-``import labkit`` and the console's scripted runs do not pay for them.
+* :mod:`labkit.core`: the lesson in code, one execution scope per run and the
+  guard at every tool body (limits, events, signature, scope, bodies, errors).
+* :mod:`labkit.transports`: how a loop talks to a model (chat, scripted, live).
+* :mod:`labkit.loops`: the agents, the runner, the outcome, the scenarios.
+* :mod:`labkit.teaching`: the workbook's helpers (frames, charts, widgets,
+  predict, direct, spans, capstone).
+* :mod:`labkit.cli` (the console), :mod:`labkit.durable` (durable decisions),
+  :mod:`labkit.adapters` (foreign runtimes inside the same scope).
+
+The core (this package's top level) imports only the standard library and
+pydantic. The teaching helpers load pandas, matplotlib or ipywidgets only
+when imported; :mod:`labkit.teaching` itself (one-line errors in a notebook)
+loads IPython only when its function is called, and is also reachable as
+``labkit.teaching`` without its own import.
+
+``LiveProfile``/``LiveTransport`` (:mod:`labkit.transports.live`) and the
+prediction helpers (:mod:`labkit.teaching.predict`) are loaded on first use
+of their names, so ``import labkit`` and the console's scripted runs do not
+pay for them.
+
+The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
+``labkit.capstone``...) still import, as the same modules (:mod:`labkit._moved`).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from .agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
-from .chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
-from .errors import (
+from .core.errors import (
     CapabilitiesError,
     ConfigurationError,
     DuplicateToolError,
@@ -36,9 +48,14 @@ from .errors import (
     UnknownScenarioError,
     UserError,
 )
-from .events import ControlEvent, EventKind, StopReason
-from .limits import Limits
-from .outcome import (
+from .core.events import ControlEvent, EventKind, StopReason
+from .core.limits import Limits
+from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
+from .core.signature import canonical, signature
+from .transports.chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
+from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
+from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
+from .loops.outcome import (
     EXIT_CANCELLED,
     EXIT_CONFIG,
     EXIT_OUTPUT,
@@ -48,44 +65,43 @@ from .outcome import (
     RunStatus,
     exit_code,
 )
-from .review import ReviewTask
-from .runner import Setup, arun, prepare, run, run_agent, run_sync
-from .scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
-from .scope import CancelToken, ExecutionScope, GuardedTool, Usage
-from .scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
-from .signature import canonical, signature
+from .loops.review import ReviewTask
+from .loops.runner import Setup, arun, prepare, run, run_agent, run_sync
+from .loops.scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
+from . import _moved
+
+_moved.install()  # the old flat module paths: after the imports above, before any old-path import
 
 if TYPE_CHECKING:
-    from .live import LiveProfile, LiveTransport
-    from .predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
+    from .transports.live import LiveProfile, LiveTransport
+    from .teaching.predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "LiveProfile": "live",
-    "LiveTransport": "live",
-    "Check": "predict",
-    "Checks": "predict",
-    "Comparison": "predict",
-    "check": "predict",
-    "compare": "predict",
-    "Mystery": "predict",
-    "mysteries": "predict",
-    "mystery": "predict",
+    "LiveProfile": "transports.live",
+    "LiveTransport": "transports.live",
+    "Check": "teaching.predict",
+    "Checks": "teaching.predict",
+    "Comparison": "teaching.predict",
+    "check": "teaching.predict",
+    "compare": "teaching.predict",
+    "Mystery": "teaching.predict",
+    "mysteries": "teaching.predict",
+    "mystery": "teaching.predict",
 }
 """Public names imported from their module on first use (PEP 562)."""
 
 
 def __getattr__(name: str) -> Any:
-    if name == "teaching":  # a light submodule, reachable as labkit.teaching after `import labkit`
-        import importlib
+    import importlib
 
-        return importlib.import_module(".teaching", __name__)
+    if name == "teaching" or name in _moved.MOVED:
+        # a submodule by its name (labkit.teaching) or its old flat name (labkit.scope), as after its import
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'labkit' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value  # later lookups are plain attribute reads
     return value

@@ -6,7 +6,7 @@ that import is Python's own; from here on it exits 130 quietly.
 
 import sys
 
-from .outcome import EXIT_CANCELLED  # already imported with the package
+from .loops.outcome import EXIT_CANCELLED  # already imported with the package
 
 try:
     from .cli import main

@@ -5,7 +5,7 @@ endpoint (SPEC §6 "Live"); the scenario still lends its grants and limits.
 The profile comes from ``--base-url``, ``--model``, ``--api-key-env`` (the
 *name* of the variable holding the key), ``--profile FILE``, the
 ``LABKIT_*`` variables, or the defaults (a local Ollama); see
-:mod:`labkit.live`. The header shows the profile, never the key.
+:mod:`labkit.transports.live`. The header shows the profile, never the key.
 
 Exit codes:
 
@@ -58,12 +58,12 @@ from typing import IO, Any, NoReturn
 from pydantic import ValidationError
 
 from . import __version__
-from .chat import Transport
-from .errors import ConfigurationError, ProviderResponseError, UserError
-from .limits import Limits
-from .outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
-from .runner import Setup, prepare, run_sync
-from .scenarios import SCENARIOS, get_scenario
+from .transports.chat import Transport
+from .core.errors import ConfigurationError, ProviderResponseError, UserError
+from .core.limits import Limits
+from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
+from .loops.runner import Setup, prepare, run_sync
+from .loops.scenarios import SCENARIOS, get_scenario
 
 __all__ = ["main"]
 
@@ -207,13 +207,13 @@ _PROFILE_FLAGS = ("base_url", "model", "api_key_env", "profile")
 
 
 def _transport(args: argparse.Namespace) -> Transport | None:
-    """The live transport when ``--live`` is given (imports :mod:`labkit.live` only then)."""
+    """The live transport when ``--live`` is given (imports :mod:`labkit.transports.live` only then)."""
     if not args.live:
         given = [f"--{name.replace('_', '-')}" for name in _PROFILE_FLAGS if getattr(args, name) is not None]
         if given:
             raise _UsageError(f"labkit run: {', '.join(given)} only applies with --live")
         return None
-    from .live import LiveProfile, LiveTransport
+    from .transports.live import LiveProfile, LiveTransport
 
     for name in ("base_url", "model", "api_key_env"):  # a malformed flag value is a usage error, not a config one
         value = getattr(args, name)

@@ -45,9 +45,9 @@ from enum import StrEnum
 from os import PathLike
 from typing import Any
 
-from .errors import LabkitError, UserError
-from .scope import ExecutionScope, GuardedTool
-from .signature import canonical, signature
+from .core.errors import LabkitError, UserError
+from .core.scope import ExecutionScope, GuardedTool
+from .core.signature import canonical, signature
 
 __all__ = [
     "DecisionConflict",

@@ -21,7 +21,7 @@ start, up to the predict cell; the predict cell itself is not part of it
   prose.
 
 Run the scenario by name *after* the prediction, use a mystery
-(``labkit.predict.mystery``), or describe the script by its steps only.
+(``labkit.teaching.predict.mystery``), or describe the script by its steps only.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def scenario_names() -> tuple[str, ...]:
     """The seed scenarios' names, from labkit (SPEC §6)."""
     sys.path.insert(0, str(ROOT))
     try:
-        from labkit.scenarios import SCENARIOS
+        from labkit.loops.scenarios import SCENARIOS
     finally:
         sys.path.remove(str(ROOT))
     return tuple(SCENARIOS)

@@ -34,7 +34,7 @@ from typing import Any, Self
 
 from dialects import Dialect
 from labkit import ChatRequest, Message, ProviderUnavailable, ScriptedTransport, ToolCall, ToolSpec
-from labkit.scripted import Script
+from labkit.transports.scripted import Script
 
 __all__ = ["FakeOpenAIServer"]
 

@@ -24,7 +24,7 @@ from labkit import (
     ScriptedTransport,
     SimpleAgent,
 )
-from labkit.review import INSTRUCTIONS
+from labkit.loops.review import INSTRUCTIONS
 
 ALL_CAPABILITIES = frozenset({"ticket.read", "review.finish"})
 AGENTS = {"simple": SimpleAgent, "harness": HarnessAgent}

@@ -12,7 +12,7 @@ import pytest
 
 import labkit
 from labkit import Call, Reply, RunStatus, Tool, UserError
-from labkit.scenarios import REVIEW_TOOLS
+from labkit.loops.scenarios import REVIEW_TOOLS
 from labkit.cli import main
 
 HERE = Path(__file__).parent

@@ -64,7 +64,7 @@ def _explorer_notebook(workdir: Path) -> Path:
     notebook = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_markdown_cell("# The explorer panel"),
-            nbformat.v4.new_code_cell('from labkit.widgets import explorer\nexplorer("repeat")'),
+            nbformat.v4.new_code_cell('from labkit.teaching.widgets import explorer\nexplorer("repeat")'),
         ],
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     )

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from labkit import Call, Fail, Hang, Limits, RunStatus, Say, UserError
-from labkit.capstone import (
+from labkit.teaching.capstone import (
     BINGO_LIMITS,
     GuardBase,
     ScriptedModel,
@@ -343,7 +343,7 @@ def test_guards_that_admit_too_few_or_skip_the_body_fail():
 
 
 def test_a_guard_that_deadlocks_is_reported_after_the_join_timeout(monkeypatch):
-    import labkit.capstone.guard as harness
+    import labkit.teaching.capstone.guard as harness
 
     class TwiceLocked(Guard):
         def admit(self, body):
@@ -382,7 +382,7 @@ def test_bad_harness_arguments_are_usage_errors():
 
 def test_the_capstone_module_imports_nothing_heavy():
     code = (
-        "import sys, labkit.capstone; "
+        "import sys, labkit.teaching.capstone; "
         "print([m for m in ('pandas', 'matplotlib', 'ipywidgets', 'IPython') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,4 +1,4 @@
-"""labkit.charts: the chart data says what stopped the run, and nothing else (issue 9).
+"""labkit.teaching.charts: the chart data says what stopped the run, and nothing else (issue 9).
 
 Tests read :func:`counters_data` and :func:`timeline_data` (what is drawn),
 not pixels; a few structural checks make sure the figures draw those rows.
@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Limits, RunStatus, UserError  # noqa: E402
-from labkit.charts import LANES, counters_chart, counters_data, timeline_chart, timeline_data  # noqa: E402
+from labkit.teaching.charts import LANES, counters_chart, counters_data, timeline_chart, timeline_data  # noqa: E402
 
 from support import SPEC_TABLE  # noqa: E402
 
@@ -161,7 +161,7 @@ def test_something_that_is_not_an_outcome_is_a_clear_error(helper) -> None:
 )
 def test_a_provider_failure_is_titled_truthfully_whether_unreachable_or_cancelled_by_itself(error) -> None:
     """Both ways to ProviderUnavailable (SPEC §3.4) get a title and labels true for both: no "unreachable"."""
-    from labkit.scripted import Fail, ScriptedTransport
+    from labkit.transports.scripted import Fail, ScriptedTransport
 
     outcome = labkit.run("complete", transport=ScriptedTransport([Fail(error)]))
     assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE

@@ -531,7 +531,7 @@ else:  # the `labkit` command: its real entry point, as the installed script cal
     [
         ("pydantic", ["run", "complete"]),  # deep inside `import labkit`
         ("labkit.cli", ["run", "complete"]),
-        ("labkit.live", ["run", "complete", "--live"]),  # after the imports, while building the run
+        ("labkit.transports.live", ["run", "complete", "--live"]),  # after the imports, while building the run
         ("labkit.cli", ["-m", "labkit", "run", "complete"]),
     ],
     ids=["importing-labkit", "importing-the-console", "preparing-the-run", "python-m-labkit"],

@@ -19,17 +19,17 @@ NOT_ON_THE_CONSOLE_PATH = (
     "httpx",
     "opentelemetry",
     "sqlite3",
-    "labkit.live",
-    "labkit.predict",
-    "labkit.frames",
-    "labkit.charts",
-    "labkit.widgets",
-    "labkit.teaching",
+    "labkit.transports.live",
+    "labkit.loops.telemetry",
     "labkit.durable",
-    "labkit.telemetry",
-    "labkit.spans",
-    "labkit.direct",
-    "labkit.capstone",
+    "labkit.teaching",  # the package, hence every module below
+    "labkit.teaching.predict",
+    "labkit.teaching.frames",
+    "labkit.teaching.charts",
+    "labkit.teaching.widgets",
+    "labkit.teaching.spans",
+    "labkit.teaching.direct",
+    "labkit.teaching.capstone",
 )
 
 _PROBE = (
@@ -58,4 +58,4 @@ def test_the_console_run_loads_none_of_the_unneeded_modules() -> None:
 
 
 def test_the_probe_sees_modules_the_console_does_load() -> None:
-    assert _console(("labkit.scope", "pydantic", "asyncio"))["loaded"] == ["asyncio", "labkit.scope", "pydantic"]
+    assert _console(("labkit.core.scope", "pydantic", "asyncio"))["loaded"] == ["asyncio", "labkit.core.scope", "pydantic"]

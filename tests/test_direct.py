@@ -1,11 +1,11 @@
-"""labkit.direct: direct invocation in turn (invoke_each) and at once (invoke_together), one guard."""
+"""labkit.teaching.direct: direct invocation in turn (invoke_each) and at once (invoke_together), one guard."""
 
 import threading
 
 import pytest
 
 from labkit import ExecutionScope, Limits, ReviewTask, RunHalted, StopReason
-from labkit.direct import invoke_each, invoke_together
+from labkit.teaching.direct import invoke_each, invoke_together
 
 
 def make(limits: Limits):

@@ -128,7 +128,7 @@ def test_the_core_and_the_console_import_nothing_heavy() -> None:
 def test_the_check_finds_heavy_modules_when_they_are_imported() -> None:
     code = (
         "import json, sys\n"
-        "import labkit.frames\n"
+        "import labkit.teaching.frames\n"
         f"heavy = {HEAVY!r}\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0].startswith(heavy)})))\n"
     )

@@ -12,8 +12,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E402
-from labkit.charts import counters_chart  # noqa: E402
-from labkit.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
+from labkit.teaching.charts import counters_chart  # noqa: E402
+from labkit.teaching.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
 
 from support import SPEC_TABLE, triples  # noqa: E402
 
@@ -100,7 +100,7 @@ RULE_ROWS = {
 @pytest.mark.parametrize("scenario", list(SPEC_TABLE))
 def test_counters_frame_marks_only_the_rule_that_stopped_the_run(scenario: str, agent: str) -> None:
     """For all 16 scenario x agent runs the table agrees with the status (and with the chart's rows)."""
-    from labkit.charts import counters_data
+    from labkit.teaching.charts import counters_data
 
     outcome = labkit.run(scenario, agent=agent)
     frame = counters_frame(outcome)

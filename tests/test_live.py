@@ -27,7 +27,7 @@ from labkit import (
     RunStatus,
 )
 from labkit.cli import main
-from labkit.live import DEFAULT_BASE_URL, DEFAULT_MODEL, ERROR_MAP, _row, map_error
+from labkit.transports.live import DEFAULT_BASE_URL, DEFAULT_MODEL, ERROR_MAP, _row, map_error
 
 SECRET = "sk-labkit-test-5ecret-value-0042"
 
@@ -507,7 +507,7 @@ def test_console_exit_codes_are_distinct():
 
 def test_import_and_console_stay_free_of_openai_and_opentelemetry():
     code = (
-        "import sys, labkit, labkit.cli, labkit.live, labkit.telemetry\n"
+        "import sys, labkit, labkit.cli, labkit.transports.live, labkit.loops.telemetry\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('openai', 'opentelemetry', 'pandas', 'httpx'))\n"
         "print(heavy)"
     )

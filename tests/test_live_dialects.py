@@ -42,9 +42,9 @@ from labkit import (
     SimpleAgent,
 )
 from labkit.cli import main
-from labkit.live import StreamedCalls, normalize_arguments
-from labkit._sync import run_sync
-from labkit.runner import run_agent
+from labkit.transports.live import StreamedCalls, normalize_arguments
+from labkit.core._sync import run_sync
+from labkit.loops.runner import run_agent
 
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
 
@@ -411,7 +411,7 @@ def test_a_model_asking_for_an_unknown_tool_is_visible(stream: bool, capsys):
 
 def test_the_requests_table_shows_each_unknown_tool_request():
     pytest.importorskip("pandas")
-    from labkit.frames import requests_frame
+    from labkit.teaching.frames import requests_frame
 
     script = [Call("read_tickets", {"input": 42}), Call("read_ticket", {"input": 42}), "Review finished."]
     with FakeOpenAIServer(script) as server:

@@ -79,8 +79,8 @@ def test_the_transcript_pairs_every_tool_call_with_one_result() -> None:
     asked = [c.id for m in outcome.transcript for c in m.tool_calls]
     answered = [m.tool_call_id for m in outcome.transcript if m.role == "tool"]
     assert asked == answered and len(set(asked)) == 2
-    assert outcome.transcript[0].text == labkit.review.INSTRUCTIONS
-    assert outcome.transcript[1].text == labkit.review.PROMPT
+    assert outcome.transcript[0].text == labkit.loops.review.INSTRUCTIONS
+    assert outcome.transcript[1].text == labkit.loops.review.PROMPT
 
 
 def test_requests_show_each_model_call_the_transcript_so_far_and_the_tool_schemas() -> None:
@@ -231,7 +231,7 @@ def test_a_finished_run_is_not_kept_alive_by_its_cancelled_deadline_timer() -> N
     ],
 )
 def test_the_fast_dispatch_gives_the_generic_canonical_text(arguments: dict) -> None:
-    sig = importlib.import_module("labkit.signature")  # the module (labkit.signature is also a function)
+    sig = importlib.import_module("labkit.core.signature")  # the module (labkit.signature is the function)
 
     def generic(value: object) -> str:
         if isinstance(value, dict):
@@ -432,11 +432,11 @@ def test_live_and_predict_names_load_on_first_use_and_stay_importable() -> None:
 
     code = (
         "import sys, labkit, labkit.cli\n"
-        "before = sorted(m for m in ('labkit.live', 'labkit.predict') if m in sys.modules)\n"
+        "before = sorted(m for m in ('labkit.transports.live', 'labkit.teaching.predict') if m in sys.modules)\n"
         "from labkit import LiveProfile, check\n"
-        "from labkit.live import LiveProfile as Direct\n"
+        "from labkit.transports.live import LiveProfile as Direct\n"
         "assert LiveProfile is Direct and labkit.LiveTransport.__name__ == 'LiveTransport'\n"
-        "assert labkit.Checks is __import__('labkit.predict').predict.Checks\n"
+        "assert labkit.Checks is __import__('labkit.teaching.predict').teaching.predict.Checks\n"
         "assert set(labkit.__all__) <= set(dir(labkit))\n"
         "print(before)"
     )
@@ -457,7 +457,7 @@ def _echo(input: int) -> int:
 @pytest.mark.parametrize("budget_left", [True, False])
 @pytest.mark.parametrize("new_signature", [True, False])
 def test_the_guard_refuses_with_the_first_rule_that_refuses(granted: bool, budget_left: bool, new_signature: bool) -> None:
-    from labkit.scope import GUARD_RULES
+    from labkit.core.scope import GUARD_RULES
 
     scope = ExecutionScope(Limits(tool_calls=2 if budget_left else 1, repetitions=1), {"ok"})
     tool = scope.tool("t", "ok" if granted else "missing", _echo)

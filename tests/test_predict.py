@@ -5,7 +5,7 @@ import re
 import pytest
 
 import labkit
-from labkit.predict import Checks
+from labkit.teaching.predict import Checks
 
 REPEAT = labkit.run("repeat")
 

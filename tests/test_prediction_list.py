@@ -40,7 +40,7 @@ def listing(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_mystery_and_a_script_described_by_its_steps_pass_and_the_list_is_written(tmp_path):
     chapter(tmp_path, "01_one.ipynb", [
-        code('mystery = labkit.predict.mystery("A")\nmystery'), predict(),
+        code('mystery = labkit.teaching.predict.mystery("A")\nmystery'), predict(),
         code("outcome = mystery.run()"), check(),
         md("The model asks for `read_ticket(42)`, then says it is done. The status is `Incomplete` or not?"),
         code('steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]'), predict(),
@@ -52,7 +52,7 @@ def test_a_mystery_and_a_script_described_by_its_steps_pass_and_the_list_is_writ
     lines = [line for line in done.stdout.splitlines() if line.startswith("01_one.ipynb")]
     assert lines == [
         "01_one.ipynb  cell c3  predicts my_status, my_tool_calls  "
-        'setup: mystery = labkit.predict.mystery("A"); mystery',
+        'setup: mystery = labkit.teaching.predict.mystery("A"); mystery',
         "01_one.ipynb  cell c8  predicts my_status, my_tool_calls  "
         'setup: steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]',
     ]
@@ -108,7 +108,7 @@ def test_a_prediction_that_repeats_an_earlier_one_breaks_the_rule_across_chapter
 
 def test_prose_only_setups_are_compared_by_their_prose(tmp_path):
     chapter(tmp_path, "01_one.ipynb", [
-        code('first = labkit.predict.mystery("A")'), predict(), check(),
+        code('first = labkit.teaching.predict.mystery("A")'), predict(), check(),
         md("The model asks for a tool it may not use."), predict(), check(),
         md("The model never answers."), predict(), check(),
         md("The model asks for a tool it may not use."), predict(), check(),

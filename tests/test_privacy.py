@@ -16,7 +16,7 @@ from reliability_kit import CAP, build, go
 
 import labkit.cli
 from labkit import Call, Limits, RunStatus, ScriptedTransport, canonical, signature
-from labkit.frames import counters_frame, events_frame, outcomes_frame
+from labkit.teaching.frames import counters_frame, events_frame, outcomes_frame
 
 SECRET = "sk-live-7f3a9c1e5b2d4f6a8c0e"
 SECRET_ID = 918273645546372819

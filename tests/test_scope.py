@@ -28,7 +28,7 @@ from labkit import (
     run_agent,
     signature,
 )
-from labkit.scope import GUARD_RULES
+from labkit.core.scope import GUARD_RULES
 
 from support import FakeClock, asynctest, tool_results, triples
 
@@ -501,7 +501,7 @@ def test_repr_shows_state_and_counters() -> None:
 
 
 def test_a_rule_added_to_guard_rules_is_asked_on_every_call(monkeypatch) -> None:
-    import labkit.scope as scope_module
+    import labkit.core.scope as scope_module
 
     def closed_on_mondays(scope, tool, key):
         return scope_module._Stop(labkit.StopReason.PERMISSION_DENIED, tool.name, 0, "closed")  # rules run under the lock

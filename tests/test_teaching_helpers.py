@@ -1,13 +1,13 @@
-"""labkit.frames and labkit.charts with several runs side by side, and events without a run."""
+"""labkit.teaching.frames and labkit.teaching.charts with several runs side by side, and events without a run."""
 
 import sqlite3
 
 import labkit
-from labkit.charts import counters_chart
+from labkit.teaching.charts import counters_chart
 import pytest
 
 from labkit.durable import DecisionStore, durable_comment_tool
-from labkit.frames import OPERATION_COLUMNS, canonical_frame, events_frame, operations_frame
+from labkit.teaching.frames import OPERATION_COLUMNS, canonical_frame, events_frame, operations_frame
 
 
 def test_events_frame_side_by_side_keeps_whole_numbers():

@@ -13,7 +13,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import labkit
 from labkit import SCENARIOS, Call, CountingClient, ExecutionScope, Limits, ScriptedTransport, SimpleAgent
-from labkit.telemetry import TracingTransport, instrument, tool_span_middleware, traced_run
+from labkit.loops.telemetry import TracingTransport, instrument, tool_span_middleware, traced_run
 
 SECRET = "sk-labkit-5ecret-argument-0042"
 
@@ -190,7 +190,7 @@ def test_instrument_keeps_the_setup_and_its_header(tracing):
 
 def test_spans_frame_is_one_row_per_span_without_random_ids():
     pytest.importorskip("pandas")
-    from labkit.spans import SPAN_COLUMNS, run_traced
+    from labkit.teaching.spans import SPAN_COLUMNS, run_traced
 
     outcome, frame = run_traced("repeat")
     assert list(frame.columns) == SPAN_COLUMNS
@@ -230,7 +230,7 @@ for agent in ("harness", "simple"):
     seen[agent] = names()
 main(["run", "complete", "--json"])
 seen["console"] = names()
-from labkit.spans import run_traced  # an explicit tracer replaces the global one: no span twice
+from labkit.teaching.spans import run_traced  # an explicit tracer replaces the global one: no span twice
 outcome, frame = run_traced("complete")
 seen["run_traced rows"] = len(frame)
 seen["global during run_traced"] = names()

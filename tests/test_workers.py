@@ -1,4 +1,4 @@
-"""labkit._workers: sync bodies on a worker pool that a stuck body never holds (SPEC §3.4)."""
+"""labkit.core._workers: sync bodies on a worker pool that a stuck body never holds (SPEC §3.4)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import labkit
 from labkit import Call, CountingClient, ExecutionScope, Limits, RunStatus, ScriptedTransport, SimpleAgent, run_sync
-from labkit._workers import run_body
+from labkit.core._workers import run_body
 
 
 def _thread_name() -> int:

@@ -40,10 +40,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..agents import _as_text, _own_cancellation, _safe_str
-from ..chat import CountingClient, Message, _cancelling
-from ..errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
-from ..scope import ExecutionScope, GuardedTool
+from ..loops.agents import _as_text, _own_cancellation, _safe_str
+from ..transports.chat import CountingClient, Message, _cancelling
+from ..core.errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
+from ..core.scope import ExecutionScope, GuardedTool
 
 __all__ = ["RUNTIMES", "ForeignAgent", "Runtime", "available", "make_agent"]
 

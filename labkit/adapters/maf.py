@@ -47,9 +47,9 @@ from agent_framework import Message as _MafMessage
 from agent_framework._tools import FunctionInvocationLayer
 from agent_framework.observability import ChatTelemetryLayer
 
-from ..agents import _spec
-from ..chat import ChatRequest, Message, ToolCall
-from ..errors import RunHalted
+from ..loops.agents import _spec
+from ..transports.chat import ChatRequest, Message, ToolCall
+from ..core.errors import RunHalted
 from . import ForeignAgent
 
 __all__ = ["Agent"]

@@ -38,8 +38,8 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from ..agents import _spec
-from ..chat import ChatRequest, Message, ToolCall, assemble
+from ..loops.agents import _spec
+from ..transports.chat import ChatRequest, Message, ToolCall, assemble
 from . import ForeignAgent
 
 __all__ = ["Agent"]

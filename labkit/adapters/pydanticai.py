@@ -38,8 +38,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import Tool
 from pydantic_ai.usage import UsageLimits
 
-from ..agents import _spec
-from ..chat import ChatRequest, Message, ToolCall
+from ..loops.agents import _spec
+from ..transports.chat import ChatRequest, Message, ToolCall
 from . import ForeignAgent
 
 __all__ = ["Agent"]

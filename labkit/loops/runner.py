@@ -28,17 +28,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from ._sync import run_sync
+from ..core._sync import run_sync
 from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
-from .bodies import _cancel_and_abandon
-from .chat import CountingClient, Message, Transport
-from .errors import ProviderUnavailable, RunHalted, UserError
-from .events import StopReason
-from .limits import Limits
+from ..core.bodies import _cancel_and_abandon
+from ..transports.chat import CountingClient, Message, Transport
+from ..core.errors import ProviderUnavailable, RunHalted, UserError
+from ..core.events import StopReason
+from ..core.limits import Limits
 from .outcome import RunOutcome, RunStatus
 from .review import PROMPT
 from .scenarios import Scenario, get_scenario
-from .scope import ExecutionScope, _current_scope
+from ..core.scope import ExecutionScope, _current_scope
 
 __all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
 
@@ -191,7 +191,7 @@ def _is_agent(agent: object) -> bool:
     """labkit's own agents, or a foreign runtime's adapter (only loaded once an adapter was made)."""
     if isinstance(agent, SimpleAgent):
         return True
-    adapters = sys.modules.get(f"{__package__}.adapters")
+    adapters = sys.modules.get("labkit.adapters")
     return adapters is not None and isinstance(agent, adapters.ForeignAgent)
 
 
@@ -267,7 +267,7 @@ def prepare(
     Returns:
         The :class:`Setup`; for the harness agent while a global
         OpenTelemetry tracer provider is set, a
-        :class:`labkit.telemetry.TracedSetup` whose run makes spans (the
+        :class:`labkit.loops.telemetry.TracedSetup` whose run makes spans (the
         harness's ``telemetry=on``).
 
     Raises:
@@ -294,7 +294,7 @@ def prepare(
                 f"the {agent} adapter runs the calls of one reply one after another (SPEC §3.1); "
                 "concurrent_tool_calls applies to labkit's own agents"
             )
-        from .adapters import make_agent  # the runtime is imported only now
+        from ..adapters import make_agent  # the runtime is imported only now
 
         built = make_agent(agent, client, tools, instructions=chosen.instructions, stream=stream)
     else:

@@ -1,4 +1,17 @@
-"""Notebook comfort: expected errors shown as one line.
+"""Teaching helpers for the workbook, and notebook comfort: expected errors shown as one line.
+
+The subpackage holds what the chapters use around the core, each loaded only
+when imported (``import labkit`` imports none of them):
+
+1. :mod:`~labkit.teaching.frames`: pandas tables of a run (events, counters, outcomes).
+2. :mod:`~labkit.teaching.charts`: matplotlib charts of a run (counters, timeline).
+3. :mod:`~labkit.teaching.predict`: predict a run, then check.
+4. :mod:`~labkit.teaching.widgets`: the explorer and the prediction widget (ipywidgets).
+5. :mod:`~labkit.teaching.direct`: invoke a guarded tool outside any loop.
+6. :mod:`~labkit.teaching.spans`: the spans of one run as a table.
+7. :mod:`~labkit.teaching.capstone`: the capstone's two exercises and their checks.
+
+This module itself is light: :func:`short_errors` below.
 
 Teaching helper: it never imports IPython itself (:func:`short_errors` uses the
 IPython already running the notebook), so ``import labkit.teaching`` costs nothing.
@@ -19,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import LabkitError
+from ..core.errors import LabkitError
 
 __all__ = ["SHORT_ERRORS", "one_line", "short_errors"]
 

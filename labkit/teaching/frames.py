@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .agents import CUT, UNKNOWN_TOOL
-from .chat import Role
-from .errors import InputError
-from .events import ControlEvent
-from .outcome import RunOutcome
-from .signature import NonFiniteNumber, canonical
+from ..loops.agents import CUT, UNKNOWN_TOOL
+from ..transports.chat import Role
+from ..core.errors import InputError
+from ..core.events import ControlEvent
+from ..loops.outcome import RunOutcome
+from ..core.signature import NonFiniteNumber, canonical
 
 if TYPE_CHECKING:
-    from .durable import DecisionStore
+    from ..durable import DecisionStore
 
 __all__ = [
     "WITHHELD",
@@ -98,7 +98,7 @@ def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
         (the highest of any one signature), with columns ``used``, ``limit``
         and ``stopped here``: ``True`` only on the row whose rule decided the
         stop (``ModelBudget``, ``ToolBudget``, ``RepeatedCall``), the row
-        :func:`labkit.charts.counters_data` highlights. A counter *at* its
+        :func:`labkit.teaching.charts.counters_data` highlights. A counter *at* its
         limit did not stop the run: a limit refuses the next attempt, not the
         last admitted one (SPEC §3.1, §3.3); so no row is marked for
         ``Completed``, ``Incomplete``, a deadline, a permission refusal or a

@@ -54,7 +54,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .chat import ChatChunk, ChatRequest, Message, Role, ToolCall
-from .errors import ConfigurationError, LabkitError, ProviderResponseError, ProviderUnavailable
+from ..core.errors import ConfigurationError, LabkitError, ProviderResponseError, ProviderUnavailable
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from types import MethodType
 
-from .scope import ExecutionScope, GuardedTool
+from ..core.scope import ExecutionScope, GuardedTool
 
 __all__ = ["INSTRUCTIONS", "PROMPT", "ReviewTask"]
 
@@ -60,7 +60,7 @@ class ReviewTask:
         the seed: no public attribute of the task reaches a body without its
         guard (SPEC §3.1), so the host condition cannot be set without the
         events that show how. The seed scenarios declare the same two bodies
-        with :class:`labkit.Tool` (``labkit.scenarios.REVIEW_TOOLS``).
+        with :class:`labkit.Tool` (``labkit.loops.scenarios.REVIEW_TOOLS``).
         """
         return (
             scope.tool("read_ticket", "ticket.read", MethodType(_read_ticket, self)),

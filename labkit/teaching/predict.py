@@ -1,7 +1,7 @@
 """Predict a run, then check: the status, the ToolCall count and, if you like, every event.
 
 Core-light: no pandas or Jupyter import. The interactive prediction widget
-lives in :mod:`labkit.widgets`.
+lives in :mod:`labkit.teaching.widgets`.
 
 * :func:`check` compares a prediction with a run. With ``events=[...]`` it
   also prints a line-by-line diff of the predicted and the recorded events;
@@ -24,13 +24,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .chat import ChatRequest
-from .errors import InputError, UnknownScenarioError
-from .events import ControlEvent, EventKind, StopReason
-from .limits import Limits
-from .outcome import RunOutcome, RunStatus
-from .scenarios import ALL_CAPABILITIES, Scenario
-from .scripted import Call, Fail, Hang, Say, Step
+from ..transports.chat import ChatRequest
+from ..core.errors import InputError, UnknownScenarioError
+from ..core.events import ControlEvent, EventKind, StopReason
+from ..core.limits import Limits
+from ..loops.outcome import RunOutcome, RunStatus
+from ..loops.scenarios import ALL_CAPABILITIES, Scenario
+from ..transports.scripted import Call, Fail, Hang, Say, Step
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -496,7 +496,7 @@ class Mystery:
         Raises:
             UserError: an unknown agent.
         """
-        from .runner import run  # the runner is core; imported here so predict stays import-light
+        from ..loops.runner import run  # the runner is core; imported here so predict stays import-light
 
         return run(self.scenario(), agent=agent)  # type: ignore[arg-type]
 

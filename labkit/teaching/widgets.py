@@ -29,13 +29,13 @@ from typing import Any
 import ipywidgets as w
 
 from .charts import counters_chart
-from .errors import UserError
+from ..core.errors import UserError
 from .frames import events_frame
-from .limits import Limits
-from .outcome import RunOutcome, RunStatus
+from ..core.limits import Limits
+from ..loops.outcome import RunOutcome, RunStatus
 from .predict import Check, Mystery, check
-from .runner import AgentKind, run
-from .scenarios import SCENARIOS, Scenario, get_scenario
+from ..loops.runner import AgentKind, run
+from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
 
 __all__ = ["Explorer", "Prediction", "explorer", "predict"]
 

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import RunHalted
-from .scope import GuardedTool
+from ..core.errors import RunHalted
+from ..core.scope import GuardedTool
 
 __all__ = ["Attempt", "invoke_each", "invoke_together"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UserError
+from ...core.errors import UserError
 
 __all__ = ["GuardBase", "GuardReport", "GuardRound", "check_guard", "pause"]
 

@@ -32,7 +32,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     for this thread's next run (see :func:`_run_here`): a fresh context per
     run, leftover tasks cancelled after it, Ctrl+C cancelling the run. Inside
     a running loop (a Jupyter kernel) the coroutine runs on the kept loop of a
-    worker thread (:mod:`labkit._workers`) and this call waits for it; if the
+    worker thread (:mod:`labkit.core._workers`) and this call waits for it; if the
     wait is interrupted (``KeyboardInterrupt``), the coroutine is cancelled
     on its loop, awaited, and the interrupt re-raised.
     """

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .chat import ChatChunk, ChatRequest, ToolCall
-from .errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
+from ..core.errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
 
 # ChatChunk(...) and ToolCall(...) validate through these; called with a dict they skip the
 # model's Python __init__ wrapper (~0.4 µs each), the validation is the same.

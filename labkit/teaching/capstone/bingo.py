@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ScriptExhausted, UserError
-from ..limits import Limits
-from ..outcome import RunOutcome, RunStatus
-from ..runner import prepare, run
-from ..scenarios import ALL_CAPABILITIES, Scenario
-from ..scripted import ScriptedTransport, Step
+from ...core.errors import ScriptExhausted, UserError
+from ...core.limits import Limits
+from ...loops.outcome import RunOutcome, RunStatus
+from ...loops.runner import prepare, run
+from ...loops.scenarios import ALL_CAPABILITIES, Scenario
+from ...transports.scripted import ScriptedTransport, Step
 
 __all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
 

@@ -7,10 +7,10 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from .agents import UNKNOWN_TOOL
-from .chat import Message, Role, ToolCall
-from .events import ControlEvent, EventKind, StopReason
-from .limits import Limits
-from .scope import Usage
+from ..transports.chat import Message, Role, ToolCall
+from ..core.events import ControlEvent, EventKind, StopReason
+from ..core.limits import Limits
+from ..core.scope import Usage
 
 __all__ = [
     "EXIT_CANCELLED",

@@ -40,10 +40,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from .bodies import _cancel_and_abandon, _schema_text
-from .chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
-from .errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
-from .scope import ExecutionScope, GuardedTool
+from ..core.bodies import _cancel_and_abandon, _schema_text
+from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
+from ..core.errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
+from ..core.scope import ExecutionScope, GuardedTool
 
 __all__ = [
     "HarnessAgent",
@@ -373,7 +373,7 @@ def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) 
     # Same name, description and argument model give the same spec. Validated once as
     # ToolSpec.of would; the stored schema is then frozen (a read-only dict, nested values too),
     # so neither a run nor a transport can change what another run shows the model.
-    from ._frozen import freeze  # first spec only; not needed to import labkit
+    from ..core._frozen import freeze  # first spec only; not needed to import labkit
 
     checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
     return ToolSpec.model_construct(name=checked.name, description=checked.description, parameters=freeze(checked.parameters))

@@ -25,7 +25,7 @@ type names. Exceptions are not recorded as span events for that reason.
 :func:`instrument` composes all three around a prepared
 :class:`~labkit.Setup`; :func:`labkit.prepare` does it itself for the harness
 agent (its ``telemetry=on``) whenever a global tracer provider is set
-(:func:`configured_tracer`); :func:`labkit.spans.run_traced` turns one run's spans
+(:func:`configured_tracer`); :func:`labkit.teaching.spans.run_traced` turns one run's spans
 into a pandas table for a notebook.
 """
 
@@ -39,14 +39,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from .agents import HarnessAgent, Middleware, ToolInvocation
-from .chat import ChatChunk, ChatRequest, CountingClient, Transport
-from .errors import RunHalted, UserError
+from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
+from ..core.errors import RunHalted, UserError
 from .outcome import RunOutcome
 from .runner import Setup, run_agent
 
 if TYPE_CHECKING:
     from .agents import SimpleAgent
-    from .scope import ExecutionScope
+    from ..core.scope import ExecutionScope
 
 __all__ = [
     "TracedSetup",
@@ -70,7 +70,7 @@ def _trace() -> Any:
 def _tracer(tracer: Any | None) -> Any:
     if tracer is not None:
         return tracer
-    from . import __version__
+    from .. import __version__
 
     return _trace().get_tracer(INSTRUMENTATION, __version__)
 
@@ -317,7 +317,7 @@ def configured_tracer() -> Any | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
-    from . import __version__
+    from .. import __version__
 
     return provider.get_tracer(INSTRUMENTATION, __version__)
 

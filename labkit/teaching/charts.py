@@ -26,9 +26,9 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .errors import UserError
-from .events import EventKind, StopReason
-from .outcome import RunOutcome, RunStatus
+from ..core.errors import UserError
+from ..core.events import EventKind, StopReason
+from ..loops.outcome import RunOutcome, RunStatus
 
 __all__ = [
     "LANES",
@@ -251,7 +251,7 @@ class TimelineRow(NamedTuple):
 
     Attributes:
         step: the event's position in ``outcome.events``, from 1 (as in
-            :func:`labkit.frames.events_frame`). A body row shares the step of
+            :func:`labkit.teaching.frames.events_frame`). A body row shares the step of
             the ``ToolCall`` that admitted it.
         lane: one of :data:`LANES`. A stop sits on the lane that decided it:
             ``guard`` for the three guard rules, ``model`` for the model-call

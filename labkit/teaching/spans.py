@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from .outcome import RunOutcome
-from .runner import prepare, run
-from .telemetry import instrument
+from ..loops.outcome import RunOutcome
+from ..loops.runner import prepare, run
+from ..loops.telemetry import instrument
 
 __all__ = ["SPAN_COLUMNS", "run_traced", "spans_frame"]
 
@@ -42,7 +42,7 @@ def run_traced(scenario: Any, *, timings: bool = False, **options: Any) -> tuple
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError:
-        from .errors import UserError
+        from ..core.errors import UserError
 
         raise UserError("spans need OpenTelemetry's SDK: pip install 'labkit[telemetry]'") from None
     exporter = InMemorySpanExporter()

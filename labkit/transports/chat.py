@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import ProviderUnavailable
+from ..core.errors import ProviderUnavailable
 
 if TYPE_CHECKING:
-    from .scope import ExecutionScope, GuardedTool
+    from ..core.scope import ExecutionScope, GuardedTool
 
 __all__ = [
     "ChatChunk",
@@ -316,7 +316,7 @@ def _cancelling() -> int:
     ``CancelledError`` that came with no new request (and with the scope's
     token still clear) was raised by the transport, a body or a middleware
     on its own. Read before the await, compared after it (here and in
-    :mod:`labkit.agents`).
+    :mod:`labkit.loops.agents`).
     """
     task = asyncio.current_task()
     return task.cancelling() if task is not None else 0

@@ -15,12 +15,12 @@ from pathlib import Path
 from types import MappingProxyType, MethodType, SimpleNamespace
 from typing import Any
 
-from .chat import ChatRequest
-from .errors import UnknownScenarioError, UserError
-from .limits import Limits
+from ..transports.chat import ChatRequest
+from ..core.errors import UnknownScenarioError, UserError
+from ..core.limits import Limits
 from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
-from .scope import ExecutionScope, GuardedTool, _limits
-from .scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
+from ..core.scope import ExecutionScope, GuardedTool, _limits
+from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 
 __all__ = ["SCENARIOS", "Scenario", "Tool", "get_scenario", "load_scenario", "scenario"]
 
