@@ -12,6 +12,10 @@
   full collection walks every live run).
 * ``--gc-sweep N1 N2 ...``: the same CPU and GC figures for each N, in fresh event loops,
   to read how the collector's work per run grows with the number of live runs.
+* ``--steady L``: L lanes in one loop, each running 3 ``complete`` runs one after another and
+  keeping nothing: about L runs live at any time while finished ones are dropped (a server's
+  shape). CPU and GC µs per run; this is where a finished run that only the collector can free
+  (a reference cycle) costs most.
 * ``threads``: T threads call one guarded sync tool of one scope C times each
   (``tool.invoke``, distinct arguments), with a tool budget of exactly T * C. Every
   call must be admitted, the body entered T * C times, the ToolCall counts must be
@@ -106,6 +110,37 @@ async def concurrent_runs(n: int) -> dict[str, float]:
     }
 
 
+async def steady_runs(lanes: int, per_lane: int = 3) -> dict[str, float]:
+    scenario = labkit.SCENARIOS["complete"]
+
+    async def lane(index: int) -> int:
+        wrong = 0
+        for i in range(per_lane):
+            agent = "harness" if (index + i) % 2 == 0 else "simple"
+            setup = labkit.prepare(scenario, agent=agent, transport=YieldingTransport(scenario.transport()))
+            wrong += not _correct(setup, await setup.arun())
+        return wrong
+
+    gc.collect()
+    collector, before = _CollectorClock(), [g["collections"] for g in gc.get_stats()]
+    gc.callbacks.append(collector)
+    cpu = time.process_time()
+    try:
+        miscounted = sum(await asyncio.gather(*(lane(i) for i in range(lanes))))
+    finally:
+        cpu = time.process_time() - cpu
+        gc.callbacks.remove(collector)
+    runs = lanes * per_lane
+    return {
+        "lanes": lanes,
+        "runs": runs,
+        "miscounted": miscounted,
+        "cpu_us_per_run": cpu / runs * 1e6,
+        "gc_cpu_us_per_run": collector.seconds / runs * 1e6,
+        "collections": [g["collections"] - b for g, b in zip(gc.get_stats(), before, strict=True)],
+    }
+
+
 def hammer(threads: int, calls: int) -> dict[str, float]:
     budget = threads * calls
     entered = 0
@@ -161,7 +196,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--calls", type=int, default=2_000, help="guarded calls per thread")
     parser.add_argument("--gc-sweep", type=int, nargs="+", metavar="N", help="only: concurrent runs for each N")
+    parser.add_argument("--steady", type=int, metavar="L", help="only: L lanes of 3 runs, nothing kept")
     args = parser.parse_args()
+    if args.steady:
+        print(json.dumps({"steady": asyncio.run(steady_runs(args.steady))}))
+        return
     if args.gc_sweep:
         print(json.dumps({"gc_sweep": [asyncio.run(concurrent_runs(n)) for n in args.gc_sweep]}))
         return
