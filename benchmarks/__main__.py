@@ -253,6 +253,11 @@ def render(rows, guard, paired, scale, cold, notebooks, versions, machine, comma
                    f"with its own scope; the transport yields to the loop before every model call so runs interleave): "
                    f"**{conc['miscounted']} miscounted**, {conc['runs_per_s']:,.0f} runs/s including `prepare` "
                    f"({conc['runs_per_s_excluding_prepare']:,.0f} runs/s for the runs alone; wall time).")
+        if "gc_cpu_us_per_run" in conc:
+            young, middle, full = conc["collections"]
+            out.append(f"  CPU {conc['cpu_us_per_run']:.0f} µs per run, of which {conc['gc_cpu_us_per_run']:.0f} µs in the "
+                       f"garbage collector ({full} full collections, {middle} of generation 1, {young} of generation 0; "
+                       "every setup and outcome is kept until the end, so a full collection walks every live run).")
     if thr:
         out.append(f"- One scope hammered by {thr['threads']} threads, {thr['calls']:,} guarded calls with a budget of exactly "
                    f"that many: exact counts **{thr['exact']}** (every call admitted once, ToolCall counts 1..N in order, "

@@ -16,6 +16,14 @@ Comparisons:
   cell: the run goes to a worker thread's loop) / ``await setup.arun()`` in that loop;
 * ``sync_body``: a sync tool body awaited inside a run (worker thread) / the same body ``async``;
   its absolute µs per call is the figure the target names;
+* ``thread_handoff``: the floor under ``sync_body``, whatever the pool: a future settled by
+  another thread (woken through a lock, waking the loop with ``call_soon_threadsafe``; it runs
+  nothing else) / the same future settled by the loop's own thread (``call_soon``). Both
+  rows depend on where the scheduler puts the two threads: on a virtual machine, waking a
+  thread on another, idle CPU costs more than the rest of the round trip (measured on the
+  2-core machine of issue 13: 26 µs CPU with both threads on one CPU, 49 µs CPU / 62 µs wall
+  on two); ``taskset -c 0 python -m benchmarks.paired --only sync_body thread_handoff``
+  shows the one-CPU figures;
 * ``closure_tools``: a run whose two tool bodies are closures made for that run / the
   same run with module-level bodies;
 * ``growth``: ``--growth`` sequential ``await arun("complete")`` in one task with no
@@ -30,6 +38,7 @@ import asyncio
 import gc
 import json
 import statistics
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -149,6 +158,39 @@ def sync_body(rounds: int, number: int = 300) -> dict[str, Any]:
     return _per_call(result, number)
 
 
+def thread_handoff(rounds: int, number: int = 300) -> dict[str, Any]:
+    """A round trip loop -> waiting thread -> loop with nothing else in it / the loop settling its own future."""
+    loop = asyncio.new_event_loop()
+    wake, box = threading.Lock(), []
+    wake.acquire()
+
+    def settler() -> None:  # one daemon thread, woken once per call
+        while True:
+            wake.acquire()
+            future = box.pop()
+            loop.call_soon_threadsafe(future.set_result, None)
+
+    threading.Thread(target=settler, daemon=True).start()
+
+    async def handed_over() -> None:
+        for _ in range(number):
+            future = loop.create_future()
+            box.append(future)
+            wake.release()
+            await future
+
+    async def same_thread() -> None:
+        for _ in range(number):
+            future = loop.create_future()
+            loop.call_soon(future.set_result, None)
+            await future
+
+    result = pair(
+        lambda: loop.run_until_complete(handed_over()), lambda: loop.run_until_complete(same_thread()), 1, rounds
+    )
+    return _per_call(result, number)
+
+
 def _closure_setup() -> labkit.Setup:
     """``complete`` with its two tools written as closures made for this run, as in a notebook cell."""
     entries: dict[str, int] = {}
@@ -238,7 +280,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--growth", type=int, default=100_000)
     parser.add_argument(
-        "--only", nargs="*", default=["sync_run", "sync_run_in_a_loop", "sync_body", "closure_tools", "growth"]
+        "--only",
+        nargs="*",
+        default=["sync_run", "sync_run_in_a_loop", "sync_body", "thread_handoff", "closure_tools", "growth"],
     )
     args = parser.parse_args()
     out: dict[str, Any] = {"rounds": args.rounds}

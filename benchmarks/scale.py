@@ -6,7 +6,16 @@
   ``asyncio.gather``, each with its own scope. The transport yields to the loop before
   every model call, so the runs really interleave. Every run must end ``Completed``
   with exactly 3 ``ModelCall`` and 2 ``ToolCall`` events, both bodies entered once and
-  3 calls reaching its transport; any other run is counted as miscounted.
+  3 calls reaching its transport; any other run is counted as miscounted. Also reported:
+  CPU µs per run, the part of it spent in the garbage collector, and the collections of
+  each generation during the runs (every setup and outcome is kept until the end, so a
+  full collection walks every live run).
+* ``--gc-sweep N1 N2 ...``: the same CPU and GC figures for each N, in fresh event loops,
+  to read how the collector's work per run grows with the number of live runs.
+* ``--steady L``: L lanes in one loop, each running 3 ``complete`` runs one after another and
+  keeping nothing: about L runs live at any time while finished ones are dropped (a server's
+  shape). CPU and GC µs per run; this is where a finished run that only the collector can free
+  (a reference cycle) costs most.
 * ``threads``: T threads call one guarded sync tool of one scope C times each
   (``tool.invoke``, distinct arguments), with a tool budget of exactly T * C. Every
   call must be admitted, the body entered T * C times, the ToolCall counts must be
@@ -17,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import threading
 import time
@@ -54,15 +64,37 @@ def _correct(setup: labkit.Setup, outcome: labkit.RunOutcome) -> bool:
     )
 
 
+class _CollectorClock:
+    """CPU seconds spent in the garbage collector while installed (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+
+
 async def concurrent_runs(n: int) -> dict[str, float]:
     scenario = labkit.SCENARIOS["complete"]
+    gc.collect()  # the previous measurement's garbage is not this one's work
     start = time.perf_counter()
     setups = [
         labkit.prepare(scenario, agent="harness" if i % 2 == 0 else "simple", transport=YieldingTransport(scenario.transport()))
         for i in range(n)
     ]
     prepared = time.perf_counter()
-    outcomes = await asyncio.gather(*(s.arun() for s in setups))
+    collector, before = _CollectorClock(), [g["collections"] for g in gc.get_stats()]
+    gc.callbacks.append(collector)
+    cpu = time.process_time()
+    try:
+        outcomes = await asyncio.gather(*(s.arun() for s in setups))
+    finally:
+        cpu = time.process_time() - cpu
+        gc.callbacks.remove(collector)
     done = time.perf_counter()
     miscounted = sum(1 for s, o in zip(setups, outcomes, strict=True) if not _correct(s, o))
     return {
@@ -72,6 +104,40 @@ async def concurrent_runs(n: int) -> dict[str, float]:
         "run_s": done - prepared,
         "runs_per_s": n / (done - start),
         "runs_per_s_excluding_prepare": n / (done - prepared),
+        "cpu_us_per_run": cpu / n * 1e6,
+        "gc_cpu_us_per_run": collector.seconds / n * 1e6,
+        "collections": [g["collections"] - b for g, b in zip(gc.get_stats(), before, strict=True)],
+    }
+
+
+async def steady_runs(lanes: int, per_lane: int = 3) -> dict[str, float]:
+    scenario = labkit.SCENARIOS["complete"]
+
+    async def lane(index: int) -> int:
+        wrong = 0
+        for i in range(per_lane):
+            agent = "harness" if (index + i) % 2 == 0 else "simple"
+            setup = labkit.prepare(scenario, agent=agent, transport=YieldingTransport(scenario.transport()))
+            wrong += not _correct(setup, await setup.arun())
+        return wrong
+
+    gc.collect()
+    collector, before = _CollectorClock(), [g["collections"] for g in gc.get_stats()]
+    gc.callbacks.append(collector)
+    cpu = time.process_time()
+    try:
+        miscounted = sum(await asyncio.gather(*(lane(i) for i in range(lanes))))
+    finally:
+        cpu = time.process_time() - cpu
+        gc.callbacks.remove(collector)
+    runs = lanes * per_lane
+    return {
+        "lanes": lanes,
+        "runs": runs,
+        "miscounted": miscounted,
+        "cpu_us_per_run": cpu / runs * 1e6,
+        "gc_cpu_us_per_run": collector.seconds / runs * 1e6,
+        "collections": [g["collections"] - b for g, b in zip(gc.get_stats(), before, strict=True)],
     }
 
 
@@ -129,7 +195,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=32)
     parser.add_argument("--calls", type=int, default=2_000, help="guarded calls per thread")
+    parser.add_argument("--gc-sweep", type=int, nargs="+", metavar="N", help="only: concurrent runs for each N")
+    parser.add_argument("--steady", type=int, metavar="L", help="only: L lanes of 3 runs, nothing kept")
     args = parser.parse_args()
+    if args.steady:
+        print(json.dumps({"steady": asyncio.run(steady_runs(args.steady))}))
+        return
+    if args.gc_sweep:
+        print(json.dumps({"gc_sweep": [asyncio.run(concurrent_runs(n)) for n in args.gc_sweep]}))
+        return
     result = {"concurrent": asyncio.run(concurrent_runs(args.runs)), "threads": hammer(args.threads, args.calls)}
     print(json.dumps(result))
 

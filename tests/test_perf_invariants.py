@@ -210,6 +210,43 @@ def test_a_finished_run_is_not_kept_alive_by_its_cancelled_deadline_timer() -> N
     asyncio.run(main())
 
 
+def test_a_finished_run_is_freed_without_the_garbage_collector() -> None:
+    """A finished scope lets go of its tools: scope and tools are no cycle, so dropping the run frees it at once."""
+    import gc
+    import weakref
+
+    async def main() -> None:
+        setup = labkit.prepare("complete")
+        assert len(setup.scope.tools) == 2
+        assert (await setup.arun()).status is RunStatus.COMPLETED
+        assert setup.scope.tools == ()
+        refs = [weakref.ref(setup.scope), weakref.ref(setup.task)]  # the tools' scope, and their bodies' task
+        del setup
+        assert [ref() for ref in refs] == [None, None]
+
+    enabled = gc.isenabled()
+    gc.disable()  # only reference counting frees objects now
+    try:
+        asyncio.run(main())
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_tool_of_a_finished_scope_still_refuses_every_call() -> None:
+    def body(n: int) -> int:
+        return n
+
+    scope = ExecutionScope(Limits(), {"x"})
+    tool = scope.tool("lookup", "x", body)
+    assert scope.tools == (tool,)
+    scope._finish()
+    assert scope.tools == ()  # the run is over: the scope let go of its tools
+    with pytest.raises(labkit.ScopeStateError, match="run has ended"):
+        tool.invoke({"n": 1})
+    assert scope.events == ()
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
