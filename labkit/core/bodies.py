@@ -8,13 +8,13 @@
   here keeps a body, or what it captured, alive.
 * Binding is strict about booleans at any depth: a number never accepts
   ``true``/``false`` and a ``bool`` accepts only them (SPEC §3.2).
-* A sync body runs on a worker thread (:mod:`labkit._workers`: daemon
+* A sync body runs on a worker thread (:mod:`labkit.core._workers`: daemon
   threads, reused, never joined) so a deadline can abandon it; whatever it
   raises settles its call. A run abandons what it still waits for after
   :data:`ABANDON_GRACE_S` (SPEC §3.4).
 
 The guard itself (the order of the checks, the counters, the events) is in
-:mod:`labkit.scope`.
+:mod:`labkit.core.scope`.
 """
 
 from __future__ import annotations
@@ -399,11 +399,11 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
-    """Run a sync body on a worker thread (:mod:`labkit._workers`) and await its result, abandoning it on cancellation.
+    """Run a sync body on a worker thread (:mod:`labkit.core._workers`) and await its result, abandoning it on cancellation.
 
     Python cannot stop a thread: a cancelled run stops waiting, the body goes
     on alone and its late result is dropped (why not ``asyncio.to_thread``:
-    see :mod:`labkit._workers`).
+    see :mod:`labkit.core._workers`).
 
     Every exception the body raises settles the call: an ``Exception`` or a
     cancellation is handed over as it is; ``StopIteration`` (which a future
