@@ -101,8 +101,6 @@ class Usage(NamedTuple):
     """Seconds since the scope started (0.0 before it starts)."""
 
 
-_validate_event = ControlEvent.__pydantic_validator__.validate_python  # the constructor's validation, called with a dict
-_KINDS = EventKind._value2member_map_
 _MODEL_CALL, _MIDDLEWARE, _TOOL_CALL = EventKind.MODEL_CALL.value, EventKind.MIDDLEWARE.value, EventKind.TOOL_CALL.value
 
 _Record = tuple[str, str, int]
@@ -113,8 +111,8 @@ every full collection walks."""
 
 
 def _event(kind: str, name: str, count: int) -> ControlEvent:
-    """The :class:`ControlEvent` of a record (validated as ``ControlEvent(...)`` would)."""
-    return _validate_event({"kind": _KINDS[kind], "name": name, "count": count})
+    """The :class:`ControlEvent` of a record."""
+    return ControlEvent(kind=kind, name=name, count=count)
 
 
 class _State(Enum):
@@ -504,7 +502,6 @@ class ExecutionScope:
             return self._events_locked(), self._usage_locked()
 
 
-_validate_limits = Limits.__pydantic_validator__.validate_python
 
 
 def _limits(limits: object) -> Limits:
@@ -522,7 +519,7 @@ def _limits(limits: object) -> Limits:
     else:
         raise LimitsError(f"limits must be labkit.Limits or a mapping of its fields, not {type(limits).__name__}")
     try:
-        checked = _validate_limits(fields)
+        checked = Limits.model_validate(fields)
     except ValidationError as exc:
         detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False))
         raise LimitsError(f"limits do not validate: {detail}") from exc

@@ -259,13 +259,11 @@ class SimpleAgent:
         transcript.append(_system_message(self.instructions))
         transcript.append(_user_message(prompt))
         for _ in range(self.max_iterations):
-            request = _validate_request(  # validated as ChatRequest(...) would, without its Python wrapper
-                {
-                    "messages": tuple(transcript),
-                    "tools": self._specs,
-                    "stream": self.stream,
-                    "max_output_tokens": self.max_output_tokens,
-                }
+            request = ChatRequest(
+                messages=tuple(transcript),
+                tools=self._specs,
+                stream=self.stream,
+                max_output_tokens=self.max_output_tokens,
             )
             if self.stream:
                 reply = await assemble(self.client.stream(request))
@@ -358,7 +356,6 @@ class SimpleAgent:
             raise halt
 
 
-_validate_request = ChatRequest.__pydantic_validator__.validate_python
 
 
 def _spec(tool: GuardedTool) -> ToolSpec:

@@ -171,20 +171,17 @@ async def run_agent(
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
     if status is None:
         status = RunStatus.COMPLETED if is_complete() else RunStatus.INCOMPLETE
-    return _validate_outcome(  # validated as RunOutcome(...) would, without its Python wrapper
-        {
-            "status": status,
-            "text": None if status.is_stop else text,
-            "events": events,
-            "transcript": tuple(transcript),
-            "usage": usage,
-            "limits": scope.limits,
-            "hint": provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
-        }
+    return RunOutcome(
+        status=status,
+        text=None if status.is_stop else text,
+        events=events,
+        transcript=tuple(transcript),
+        usage=usage,
+        limits=scope.limits,
+        hint=provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
     )
 
 
-_validate_outcome = RunOutcome.__pydantic_validator__.validate_python
 
 
 def _is_agent(agent: object) -> bool:
