@@ -166,6 +166,7 @@ async def run_agent(
         if not work_done():  # abandoned: what it does later is not this run's record
             transcript = [*transcript]
             _answer_open_calls(transcript)
+        work = None  # the loop's task holds its exception, whose traceback holds this frame: no cycle
     if caller is not None and caller.cancelling() > already_cancelling:
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
