@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from types import ModuleType
 
@@ -106,6 +107,8 @@ class _OldPathFinder(importlib.abc.MetaPathFinder):
         new = new_name(fullname)
         if new is None:
             return None
+        if importlib.util.find_spec(new) is None:  # no such module now either: the usual "No module named <old>"
+            return None
         return importlib.machinery.ModuleSpec(fullname, _SameModule(new))
 
 
@@ -114,10 +117,18 @@ def install() -> None:
 
     First in ``sys.meta_path``: ``labkit.capstone.guard`` must not be found
     by the path finder in the moved package's folder and loaded a second time.
+    Exactly one finder stays, also after ``importlib.reload`` of this module or
+    of ``labkit`` (a reload makes a new finder class: the old one is taken out).
     """
     for old, new in MOVED.items():
         module = sys.modules.get(f"{_PACKAGE}.{new}")
         if module is not None:
             sys.modules[f"{_PACKAGE}.{old}"] = module
-    if not any(isinstance(finder, _OldPathFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _OldPathFinder())
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not _is_old_path_finder(finder)]
+    sys.meta_path.insert(0, _OldPathFinder())
+
+
+def _is_old_path_finder(finder: object) -> bool:
+    """A finder of this module, made by this load of it or by an earlier one (before a reload)."""
+    kind = type(finder)
+    return kind.__module__ == __name__ and kind.__qualname__ == _OldPathFinder.__qualname__

@@ -213,3 +213,49 @@ def test_public_objects_pickle_and_old_path_pickles_load(index: int) -> None:
     restored = pickle.loads(old_data)
     assert type(restored) is type(value)
     assert restored == value or repr(restored) == repr(value)
+
+
+# -- the tools a reader uses on a module work on an old path too ------------------------------------
+
+
+def test_a_missing_module_under_an_old_path_is_not_found_and_the_error_names_the_old_path() -> None:
+    import importlib.util
+
+    assert importlib.util.find_spec("labkit.capstone.no_such_module") is None  # no spec that fails only when loaded
+    with pytest.raises(ModuleNotFoundError) as raised:
+        importlib.import_module("labkit.capstone.no_such_module")
+    assert raised.value.name == "labkit.capstone.no_such_module"
+    assert "labkit.capstone.no_such_module" in str(raised.value)
+
+
+def test_reloading_an_old_path_or_the_compatibility_module_keeps_one_module_and_one_finder() -> None:
+    code = (
+        "import importlib, inspect, sys\n"
+        "import labkit, labkit.scope, labkit.capstone.guard, labkit._moved\n"
+        "first = labkit.scope.ExecutionScope\n"
+        "assert importlib.reload(labkit.scope) is sys.modules['labkit.core.scope'] is sys.modules['labkit.scope']\n"
+        "assert labkit.scope.ExecutionScope is not first  # executed again, in the same module object\n"
+        "assert importlib.reload(sys.modules['labkit.capstone.guard']) is sys.modules['labkit.teaching.capstone.guard']\n"
+        "importlib.reload(labkit._moved)\n"
+        "importlib.reload(labkit)\n"
+        "finders = [f for f in sys.meta_path if type(f).__qualname__ == '_OldPathFinder']\n"
+        "assert len(finders) == 1 and sys.meta_path[0] is finders[0], sys.meta_path\n"
+        "import labkit.charts\n"
+        "assert labkit.charts is sys.modules['labkit.teaching.charts']\n"
+        "print('ok')\n"
+    )
+    assert _fresh(code) == "ok"
+
+
+def test_source_and_help_of_an_old_path_are_the_moved_files() -> None:
+    import inspect
+    import pydoc
+
+    scope = importlib.import_module("labkit.scope")
+    assert inspect.getsourcefile(scope) == str(PACKAGE_DIR / "core" / "scope.py")
+    assert "class ExecutionScope" in inspect.getsource(scope)
+    assert inspect.getsourcefile(importlib.import_module("labkit.capstone.guard")) == str(
+        PACKAGE_DIR / "teaching" / "capstone" / "guard.py"
+    )
+    assert pydoc.render_doc("labkit.scope").splitlines()[0].endswith("module labkit.core.scope in labkit")
+    assert "counters_chart" in pydoc.render_doc("labkit.charts.counters_chart")
