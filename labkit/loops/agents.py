@@ -455,11 +455,11 @@ class HarnessCapabilities(BaseModel):
     included).
 
     ``telemetry`` on means: the control events, always; and OpenTelemetry
-    spans (run, model calls, tool calls; :mod:`labkit.telemetry`) for every
+    spans (run, model calls, tool calls; :mod:`labkit.loops.telemetry`) for every
     harness run made by :func:`labkit.prepare`, :func:`labkit.run`,
     :func:`labkit.arun` or the console while a global OpenTelemetry tracer
     provider is set. A hand-built agent passed to :func:`labkit.run_agent`
-    gets its spans from :func:`labkit.telemetry.traced_run`.
+    gets its spans from :func:`labkit.loops.telemetry.traced_run`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
