@@ -99,6 +99,14 @@ class _SameModule(importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         module.__spec__ = self.spec  # already executed under its new name: only restore its own spec
 
+    def get_code(self, fullname: str) -> None:
+        """What ``python -m <old path>`` asks for: refused with one line naming the path to run instead.
+
+        Run under its old name, the module's relative imports would resolve
+        against the wrong package; ``runpy`` prints this ``ImportError`` as one line.
+        """
+        raise ImportError(f"{fullname} is {self.new} now: python -m {self.new}", name=fullname)
+
 
 class _OldPathFinder(importlib.abc.MetaPathFinder):
     """Finds labkit's old flat module paths; every other name goes to the usual finders."""

@@ -308,3 +308,11 @@ def test_docstrings_name_modules_by_their_real_path_not_an_old_flat_one() -> Non
             if (where, target) not in PENDING:
                 old_paths.append(f"{where}: {target}")
     assert old_paths == []
+
+
+@pytest.mark.parametrize("old", ["labkit.frames", "labkit.capstone", "labkit.capstone.guard"])
+def test_python_m_an_old_path_says_the_new_one_in_one_line(old: str) -> None:
+    done = subprocess.run([sys.executable, "-m", old], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.strip().endswith(f"{old} is {OLD_TO_NEW[old]} now: python -m {OLD_TO_NEW[old]}")
