@@ -20,9 +20,11 @@ Two mechanisms, because of two constraints:
   loaded again, so nothing is set.
 * The heavy modules (pandas, matplotlib, ipywidgets, OpenTelemetry, the live
   transport's client...) must stay unimported until used. A meta-path finder
-  (:class:`_OldPathFinder`) answers only for the old names: its loader
-  imports the module under its new name and hands that same object back
-  (``create_module``), so the old name becomes a second key for one module.
+  (:class:`_OldPathFinder`) answers only for the old names of modules that
+  exist under their new names: its loader imports the module under its new
+  name and hands that same object back (``create_module``), so the old name
+  becomes a second key for one module. ``python -m`` with an old name is
+  refused with the new name to run instead (:meth:`_SameModule.get_code`).
 """
 
 from __future__ import annotations
