@@ -20,9 +20,11 @@ Two mechanisms, because of two constraints:
   loaded again, so nothing is set.
 * The heavy modules (pandas, matplotlib, ipywidgets, OpenTelemetry, the live
   transport's client...) must stay unimported until used. A meta-path finder
-  (:class:`_OldPathFinder`) answers only for the old names: its loader
-  imports the module under its new name and hands that same object back
-  (``create_module``), so the old name becomes a second key for one module.
+  (:class:`_OldPathFinder`) answers only for the old names of modules that
+  exist under their new names: its loader imports the module under its new
+  name and hands that same object back (``create_module``), so the old name
+  becomes a second key for one module. ``python -m`` with an old name is
+  refused with the new name to run instead (:meth:`_SameModule.get_code`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from types import ModuleType
 
@@ -98,6 +101,14 @@ class _SameModule(importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         module.__spec__ = self.spec  # already executed under its new name: only restore its own spec
 
+    def get_code(self, fullname: str) -> None:
+        """What ``python -m <old path>`` asks for: refused with one line naming the path to run instead.
+
+        Run under its old name, the module's relative imports would resolve
+        against the wrong package; ``runpy`` prints this ``ImportError`` as one line.
+        """
+        raise ImportError(f"{fullname} is {self.new} now: python -m {self.new}", name=fullname)
+
 
 class _OldPathFinder(importlib.abc.MetaPathFinder):
     """Finds labkit's old flat module paths; every other name goes to the usual finders."""
@@ -105,6 +116,8 @@ class _OldPathFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         new = new_name(fullname)
         if new is None:
+            return None
+        if importlib.util.find_spec(new) is None:  # no such module now either: the usual "No module named <old>"
             return None
         return importlib.machinery.ModuleSpec(fullname, _SameModule(new))
 
@@ -114,10 +127,18 @@ def install() -> None:
 
     First in ``sys.meta_path``: ``labkit.capstone.guard`` must not be found
     by the path finder in the moved package's folder and loaded a second time.
+    Exactly one finder stays, also after ``importlib.reload`` of this module or
+    of ``labkit`` (a reload makes a new finder class: the old one is taken out).
     """
     for old, new in MOVED.items():
         module = sys.modules.get(f"{_PACKAGE}.{new}")
         if module is not None:
             sys.modules[f"{_PACKAGE}.{old}"] = module
-    if not any(isinstance(finder, _OldPathFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _OldPathFinder())
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not _is_old_path_finder(finder)]
+    sys.meta_path.insert(0, _OldPathFinder())
+
+
+def _is_old_path_finder(finder: object) -> bool:
+    """A finder of this module, made by this load of it or by an earlier one (before a reload)."""
+    kind = type(finder)
+    return kind.__module__ == __name__ and kind.__qualname__ == _OldPathFinder.__qualname__

@@ -216,3 +216,22 @@ def test_a_change_the_file_makes_to_sys_path_stays(tmp_path: Path, own_sys_path:
     before = list(sys.path)
     labkit.load_scenario(f"{file}:HELLO")
     assert sys.path == [*before, extra]  # only the loader's own entry is taken out
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("42", "an int"),
+        ("labkit.ExecutionScope(labkit.Limits(), set())", "an ExecutionScope"),
+        ("labkit.Limits()", "a Limits"),
+        ("labkit.prepare('complete')", "a Setup"),
+        ("[labkit.Call('read_ticket', {'input': 42})]", "a list"),
+        ("labkit.scenario", "a function"),
+        ("labkit.Scenario", "a class"),
+    ],
+)
+def test_a_name_that_is_not_a_scenario_is_named_with_its_article(tmp_path: Path, value: str, named: str) -> None:
+    file = tmp_path / "mine.py"
+    file.write_text(f"import labkit\n\nX = {value}\n", encoding="utf-8")
+    with pytest.raises(labkit.UnknownScenarioError, match=rf"\(X is {named}, not one made with labkit.scenario"):
+        labkit.load_scenario(f"{file}:X")

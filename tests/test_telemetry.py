@@ -188,6 +188,18 @@ def test_instrument_keeps_the_setup_and_its_header(tracing):
     assert traced.header() == setup.header()
 
 
+@pytest.mark.parametrize("agent", ["simple", "harness"])
+def test_instrument_keeps_every_loop_setting_of_the_agent(tracing, agent):
+    tracer, _ = tracing
+    setup = labkit.prepare("repeat", agent=agent, stream=True, concurrent_tool_calls=True)
+    old, new = setup.agent, instrument(setup, tracer=tracer).agent
+    settings = ("instructions", "max_iterations", "stream", "max_output_tokens", "name", "concurrent_tool_calls")
+    assert {k: getattr(new, k) for k in settings} == {k: getattr(old, k) for k in settings}
+    assert new.concurrent_tool_calls is True  # was dropped: a traced harness ran one reply's calls one by one
+    assert new.middleware[1:] == old.middleware and len(new.middleware) == len(old.middleware) + 1
+    assert getattr(new, "capabilities", None) == getattr(old, "capabilities", None)
+
+
 def test_spans_frame_is_one_row_per_span_without_random_ids():
     pytest.importorskip("pandas")
     from labkit.teaching.spans import SPAN_COLUMNS, run_traced

@@ -400,7 +400,7 @@ def _kind(value: Any) -> str:
         name = "a module"
     else:
         name = f"a {type(value).__name__}"
-    return name.replace("a ", "an ", 1) if name[2] in "aeiou" else name
+    return name.replace("a ", "an ", 1) if name[2].lower() in "aeiou" else name  # an int, an ExecutionScope
 
 
 def _remove_entry(entries: list[str], entry: str) -> None:

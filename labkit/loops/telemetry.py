@@ -328,7 +328,8 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     The transport is wrapped in :class:`TracingTransport` under a new
     :class:`~labkit.CountingClient` on the same scope, and the agent is
     rebuilt with :func:`tool_span_middleware` in front of its middleware;
-    tools, scope, limits and the task are the setup's own. A setup that is
+    tools, scope, limits and the task are the setup's own, and so is every
+    loop setting of the agent (streaming, ``concurrent_tool_calls``, ...). A setup that is
     already traced (by :func:`labkit.prepare` while a global tracer provider
     is set, or by an earlier call) is instrumented from its un-traced base:
     ``tracer`` replaces the earlier tracer, and no span is made twice.
@@ -355,6 +356,7 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
         "stream": old.stream,
         "max_output_tokens": old.max_output_tokens,
         "name": old.name,
+        "concurrent_tool_calls": old.concurrent_tool_calls,
     }
     if isinstance(old, HarnessAgent):
         options["capabilities"] = old.capabilities
