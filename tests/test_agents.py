@@ -293,10 +293,11 @@ class _Counted:
         (observe_middleware, r"not function; wrap one middleware in a tuple: middleware=\(observe_middleware,\)"),
         (None, "middleware is a sequence of middleware, outermost first, not NoneType"),
         ("observe_middleware", "not str"),
+        ({observe_middleware}, "outermost first, not set"),
         ((_one_arg,), r"middleware\[0\] _one_arg\(invocation\) cannot be called as mw\(invocation, next\)"),
         ((observe_middleware, _three_args), r"middleware\[1\] _three_args\(invocation, next, extra\) cannot"),
     ],
-    ids=["int", "str-step", "bare-function", "none", "str", "one-arg", "three-args"],
+    ids=["int", "str-step", "bare-function", "none", "str", "set", "one-arg", "three-args"],
 )
 def test_bad_middleware_is_a_user_error_when_the_agent_is_made(agent: str, middleware: object, message: str) -> None:
     with pytest.raises(UserError, match=message):

@@ -277,14 +277,6 @@ DOCUMENTED = [
 ]
 FILE_MENTION = re.compile(r"\blabkit/(?:[A-Za-z_]\w*/)*[A-Za-z_]\w*\.py\b")
 ROLE_MENTION = re.compile(r":(?:mod|func|class|data|meth|attr|exc):`~?(labkit(?:\.\w+)+)`")
-PENDING = {
-    # another branch is changing these two files; their old references are fixed there
-    ("core/bodies.py", "labkit._workers"),
-    ("core/bodies.py", "labkit.scope"),
-    ("core/_workers.py", "labkit._sync"),
-}
-
-
 def test_every_labkit_file_the_docs_name_exists() -> None:
     missing = [
         f"{doc.relative_to(ROOT)}: {name}"
@@ -305,8 +297,7 @@ def test_docstrings_name_modules_by_their_real_path_not_an_old_flat_one() -> Non
                 continue
             if len(parts) == 2 and parts[1] in labkit.__all__:  # labkit.signature: the public function
                 continue
-            if (where, target) not in PENDING:
-                old_paths.append(f"{where}: {target}")
+            old_paths.append(f"{where}: {target}")
     assert old_paths == []
 
 

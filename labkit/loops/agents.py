@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -101,11 +101,12 @@ def _check_middleware(middleware: Any) -> tuple[Middleware, ...]:
 
     Raises:
         UserError: ``middleware`` is not a sequence (a single middleware, ``None``,
-            a str), or a step is not callable or cannot take two positional arguments.
+            a str, a set: it has no order), or a step is not callable or cannot take
+            two positional arguments.
     """
     if middleware is _DEFAULT_MIDDLEWARE:
         return middleware
-    if isinstance(middleware, (str, bytes, Mapping)) or not isinstance(middleware, Iterable):
+    if isinstance(middleware, (str, bytes, Mapping, Set)) or not isinstance(middleware, Iterable):
         hint = f"; wrap one middleware in a tuple: middleware=({_label(middleware)},)" if callable(middleware) else ""
         raise UserError(
             f"middleware is a sequence of middleware, outermost first, not {type(middleware).__name__}{hint}"
