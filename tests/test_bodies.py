@@ -606,3 +606,34 @@ def test_a_finished_runs_body_and_what_it_captured_are_freed(holds: str) -> None
         time.sleep(0.01)
         gc.collect()
     assert ref() is None
+
+
+# Defaults that Python calls equal are different defaults ---------------------------------
+
+
+def _body_with_default(default: Any) -> Any:
+    def body(n: Any = default) -> str:
+        return repr(n)
+
+    return body
+
+
+@pytest.mark.parametrize(
+    "defaults",
+    [
+        (1, True, 1.0),
+        (0.0, -0.0, 0, False),
+        (Decimal("1.0"), Decimal("1.00"), 1),
+        ((1, 2), (True, 2), (1.0, 2)),
+        (frozenset({1}), frozenset({True})),
+    ],
+    ids=["one", "zero", "decimal", "tuple", "frozenset"],
+)
+def test_closures_whose_defaults_are_equal_but_not_the_same_keep_their_own_default(defaults: tuple) -> None:
+    """Argument models are shared by what a body is made of; ``1 == True == 1.0``, yet each body keeps its default."""
+    seen = []
+    for default in defaults:
+        scope = ExecutionScope(Limits(), {CAP})
+        tool = scope.tool("probe", CAP, _body_with_default(default))
+        seen.append(tool.invoke({}))
+    assert seen == [repr(d) for d in defaults]

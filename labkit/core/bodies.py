@@ -100,8 +100,8 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
 
 def _not_a_generator(result: Any, tool: str) -> Any:
     """A generator is not a result: the model would read ``<generator object ...>``."""
-    if inspect.isgenerator(result) or inspect.isasyncgen(result):
-        if inspect.isgenerator(result):
+    if isinstance(result, (types.GeneratorType, types.AsyncGeneratorType)):  # inspect.isgenerator/isasyncgen, in one call
+        if isinstance(result, types.GeneratorType):
             result.close()
         raise ToolBodyError(tool, "returned a generator; a tool body returns its result (a value, not an iterator)")
     return result
@@ -149,9 +149,12 @@ def _body_shape(body: Any, tool: str) -> _Shape:
     """
     code_owner = _code_owner(body, tool)
     key = _shape_key(body, code_owner, tool)
+    try:
+        entry = _SHAPES.get(key) if key is not None else None
+    except TypeError:  # unhashable parts (e.g. a list default): not shared
+        key = None
     if key is None:
         return _read_shape(body, code_owner, tool)
-    entry = _SHAPES.get(key)
     if entry is not None and entry[0] is code_owner.__code__:  # the key holds the code's id: same code?
         return entry[1]
     shape = _read_shape(body, code_owner, tool)
@@ -178,18 +181,29 @@ def _shape_key(body: Any, code_owner: Any, tool: str) -> Any:
             None if partial is None else (type(partial.func), len(partial.args), tuple(sorted(partial.keywords))),
             id(code_owner.__code__),  # hashing a code object costs a walk of its fields; the entry checks identity
             tuple(code_owner.__annotations__.items()),
-            code_owner.__defaults__,
-            tuple((code_owner.__kwdefaults__ or {}).items()),
             # string annotations (``from __future__ import annotations``) resolve in the module
             tuple(code_owner.__globals__.get(a, _MISSING) for a in code_owner.__annotations__.values() if isinstance(a, str)),
         )
-        hash(key)
-    except (AttributeError, TypeError):  # no code object (a builtin), or unhashable parts
+    except AttributeError:  # no code object (a builtin)
         return None
-    defaults = (*(code_owner.__defaults__ or ()), *(code_owner.__kwdefaults__ or {}).values())
-    if not all(_plain_value(d) for d in defaults):  # e.g. a per-run object as a default: kept out of the cache
-        return None
+    if code_owner.__defaults__ or code_owner.__kwdefaults__:
+        defaults = (*(code_owner.__defaults__ or ()), *(code_owner.__kwdefaults__ or {}).items())
+        if not all(_plain_value(d) for d in defaults):  # e.g. a per-run object as a default: kept out of the cache
+            return None
+        key += tuple(_default_key(d) for d in defaults)
     return key
+
+
+def _default_key(value: Any) -> Any:
+    """A default as the key holds it: with its type, so ``1``, ``1.0`` and ``True`` (equal in Python) stay apart.
+
+    ``-0.0`` and ``0.0``, or ``Decimal("1.0")`` and ``Decimal("1.00")``, are equal too: those are told apart by their repr.
+    """
+    if isinstance(value, tuple):
+        return (tuple, tuple(_default_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return (frozenset, frozenset(_default_key(v) for v in value))
+    return (type(value), repr(value) if isinstance(value, (float, Decimal)) else value)
 
 
 def _plain_value(value: Any) -> bool:
