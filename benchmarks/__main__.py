@@ -215,6 +215,7 @@ def render(rows, guard, paired, scale, cold, notebooks, versions, machine, comma
         "sync_run": ("sync `labkit.run(setup)` of `complete`", "`await setup.arun()` in a running loop"),
         "sync_run_in_a_loop": ("sync `labkit.run` inside a running loop (a notebook cell)", "`await setup.arun()` in that loop"),
         "sync_body": ("sync body awaited inside a run (worker thread)", "the same body `async`"),
+        "thread_handoff": ("the floor under `sync_body`: a future settled from a waiting thread", "the loop settling its own future"),
         "closure_tools": ("tools whose bodies are closures made per run", "the same tools, module-level bodies"),
     }
     for key, (a, b) in labels.items():
