@@ -11,9 +11,10 @@ The tree shows what to read first:
 * :mod:`labkit.cli` (the console), :mod:`labkit.durable` (durable decisions),
   :mod:`labkit.adapters` (foreign runtimes inside the same scope).
 
-The core (this package's top level) imports only the standard library and
-pydantic. The teaching helpers load pandas, matplotlib or ipywidgets only
-when imported; :mod:`labkit.teaching` itself (one-line errors in a notebook)
+``import labkit`` loads the core, the chat and scripted transports and the
+loops (telemetry only when used); beyond labkit they import the standard
+library and pydantic only. The teaching helpers load pandas, matplotlib or
+ipywidgets only when imported; :mod:`labkit.teaching` itself (one-line errors in a notebook)
 loads IPython only when its function is called, and is also reachable as
 ``labkit.teaching`` without its own import.
 
