@@ -98,40 +98,52 @@ def test_a_wrong_event_is_marked_and_an_extra_one_is_not_recorded():
     assert "ToolCall read_ticket 2" in text and "not recorded" in text
 
 
-def test_wrong_status_feedback_names_the_rule_to_think_about():
+def test_wrong_status_feedback_names_the_rule_that_decided_with_the_runs_numbers():
     c = labkit.check(REPEAT, status="ToolBudget", tool_calls=1)
-    assert c.feedback == (
-        "think: you said ToolBudget, but only 1 of 4 attempts was admitted — which rule looks at identical calls?",
-    )
-    assert str(c).endswith(c.feedback[0])
+    first = c.feedback[0]
+    assert first.startswith("think: you said ToolBudget, but the repetition rule decided")
+    assert "read_ticket(input=42)" in first and f"1 of {REPEAT.limits.repetitions}" in first
+    # the tool budget was guessed: the run says when it would have refused (the fifth identical call)
+    assert any("the tool budget would have refused" in line and "later" in line for line in c.feedback)
+    assert str(c).endswith(c.feedback[-1])
 
 
-def test_guard_order_feedback_when_two_rules_would_refuse():
-    outcome = labkit.mystery("D").run()
-    (think,) = labkit.check(outcome, status="RepeatedCall", tool_calls=4).feedback
-    assert "4 of 4 attempts were already admitted" in think and "asked first" in think
+def test_guard_order_feedback_only_when_two_rules_refuse_the_same_call():
+    outcome = labkit.mystery("D").run()  # read 42 / read 7 in turn, two attempts each: call 5 is 42 again
+    feedback = labkit.check(outcome, status="RepeatedCall", tool_calls=4).feedback
+    assert feedback[0].startswith("think: you said RepeatedCall, but the tool budget decided")
+    assert any("repetition rule would also have refused that call" in l and "asks the tool budget first" in l for l in feedback)
+
+
+def test_no_guard_order_feedback_when_the_other_rule_never_refuses():
+    """The issue's example: in `changing` every id is new, so no line may blame the guard's order."""
+    feedback = labkit.check(labkit.run("changing"), status="RepeatedCall", tool_calls=4).feedback
+    text = " ".join(feedback)
+    assert "asks the tool budget first" not in text and "repetition rule" not in text
+    assert "no call came again" in text
 
 
 @pytest.mark.parametrize(
-    ("outcome", "said", "words"),
+    ("key", "said", "words"),
     [
-        (labkit.mystery("A").run(), "Completed", "proves nothing"),
-        (labkit.mystery("C").run(), "ToolBudget", "refuses only the next attempt"),
-        (labkit.mystery("F").run(), "ToolBudget", "which counter runs out first"),
-        (labkit.mystery("G").run(), "Completed", "capability is not granted"),
-        (labkit.mystery("J").run(), "Completed", "nothing retries it"),
-        (labkit.mystery("H").run(), "Completed", "a failed body counts too"),
-        (REPEAT, "Completed", "already admitted 1 of 1 time"),
+        ("A", "Completed", "the model's words prove nothing"),
+        ("C", "ToolBudget", "refuses the next attempt"),
+        ("F", "ToolBudget", "the tool budget would have refused"),
+        ("G", "Completed", "needs review.finish, not granted"),
+        ("J", "Completed", "could not reach the model endpoint"),
+        ("H", "Completed", "the repetition rule would also have refused that call"),
     ],
 )
-def test_each_status_has_its_own_feedback(outcome, said, words):
-    (think,) = labkit.check(outcome, status=said, tool_calls=outcome.count("ToolCall")).feedback
-    assert think.startswith(f"think: you said {said}, but") and words in think
+def test_each_wrong_guess_gets_feedback_from_its_run(key, said, words):
+    outcome = labkit.mystery(key).run()
+    feedback = labkit.check(outcome, status=said, tool_calls=outcome.count("ToolCall")).feedback
+    assert feedback[0].startswith(f"think: you said {said}, but")
+    assert any(words in line for line in feedback)
 
 
 def test_counting_the_refused_attempt_gets_its_own_feedback():
     (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=2).feedback
-    assert "the refused attempt records none" in think
+    assert "the attempt the repetition rule refused records none" in think
     (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=0).feedback
     assert "you counted 0 ToolCall events, there were 1" in think
 

@@ -256,9 +256,10 @@ def test_a_wrong_guess_on_a_mystery_gets_its_feedback():
     widget.tool_calls_choice = 4
     result = widget.run()
     assert not result.right
-    status_line, count_line, think = widget.result_html.split("<br>")
+    status_line, count_line, think, also, *_rest = widget.result_html.split("<br>")
     assert "wrong" in status_line and "right" in count_line
-    assert think.startswith("<i>think: you said RepeatedCall") and "asked first" in think
+    assert think.startswith("<i>think: you said RepeatedCall, but the tool budget decided")
+    assert "would also have refused that call" in also and "asks the tool budget first" in also
 
 
 def test_a_mystery_keeps_its_own_limits():

@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import sys
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -40,7 +42,7 @@ from .review import PROMPT
 from .scenarios import Scenario, get_scenario
 from ..core.scope import ExecutionScope, _current_scope
 
-__all__ = ["AgentKind", "Setup", "arun", "prepare", "run", "run_agent"]
+__all__ = ["AgentKind", "Origin", "Setup", "arun", "origin_of", "prepare", "run", "run_agent"]
 
 AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
 """labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
@@ -232,7 +234,9 @@ class Setup:
 
     async def arun(self) -> RunOutcome:
         """Run this setup once (a setup, like its scope, serves one run)."""
-        return await run_agent(self.agent, self.prompt, is_complete=self.is_complete)
+        outcome = await run_agent(self.agent, self.prompt, is_complete=self.is_complete)
+        _remember(outcome, self)
+        return outcome
 
     def is_complete(self) -> bool:
         """The scenario's completion condition on this run's host state."""
@@ -311,6 +315,69 @@ def prepare(
 
 
 _RUNTIMES = ("maf", "pydantic-ai", "openai-agents")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What a run of a :class:`Setup` was made of, light enough to keep beside its outcome.
+
+    The teaching helpers (:mod:`labkit.teaching.explain`) read it to run the
+    same script again with other limits or grants. Nothing of the run itself
+    (scope, host state, agent) is kept, so a finished run is still freed at once.
+
+    Attributes:
+        scenario: the scenario the run came from (its limits and grants are the run's own).
+        script: the script the scripted transport replayed (the scenario's, or the one of a
+            ``ScriptedTransport`` given to :func:`prepare`); ``None`` for any other transport
+            (a live model cannot be replayed).
+        agent: ``"simple"`` or ``"harness"``; ``None`` for a foreign runtime's agent.
+        stream: the run made streaming model calls.
+        concurrent_tool_calls: the calls of one reply ran at once.
+    """
+
+    scenario: Scenario
+    script: Any
+    agent: str | None
+    stream: bool
+    concurrent_tool_calls: bool
+
+
+_ORIGINS_KEPT = 256  # the most recent outcomes whose origin is remembered (bounded memory)
+_origins: dict[int, tuple[weakref.ref, Origin]] = {}
+_origins_lock = threading.Lock()
+
+
+def _remember(outcome: RunOutcome, setup: Setup) -> None:
+    """Keep ``setup``'s :class:`Origin` beside ``outcome`` (weakly: the outcome is not kept alive)."""
+    from ..transports.scripted import ScriptedTransport
+
+    transport = setup.transport
+    script = transport._script if isinstance(transport, ScriptedTransport) else None
+    agent = setup.agent
+    kind = "harness" if isinstance(agent, HarnessAgent) else "simple" if isinstance(agent, SimpleAgent) else None
+    origin = Origin(
+        setup.scenario,
+        script,
+        kind,
+        bool(getattr(agent, "stream", False)),
+        bool(getattr(agent, "concurrent_tool_calls", False)),
+    )
+    with _origins_lock:
+        _origins[id(outcome)] = (weakref.ref(outcome), origin)
+        while len(_origins) > _ORIGINS_KEPT:
+            del _origins[next(iter(_origins))]
+
+
+def origin_of(outcome: RunOutcome) -> Origin | None:
+    """The :class:`Origin` of ``outcome`` if it came from one of the last 256 runs of a :class:`Setup`, else ``None``.
+
+    ``None`` too for an outcome built by hand or returned by :func:`run_agent` directly.
+    """
+    with _origins_lock:
+        entry = _origins.get(id(outcome))
+    if entry is None or entry[0]() is not outcome:
+        return None
+    return entry[1]
 
 
 async def arun(

@@ -42,7 +42,7 @@ from .agents import HarnessAgent, Middleware, ToolInvocation
 from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
 from ..core.errors import RunHalted, UserError
 from .outcome import RunOutcome
-from .runner import Setup, run_agent
+from .runner import Setup, _remember, run_agent
 
 if TYPE_CHECKING:
     from .agents import SimpleAgent
@@ -299,9 +299,11 @@ class TracedSetup(Setup):
     base: Setup | None = None
 
     async def arun(self) -> RunOutcome:
-        return await traced_run(
+        outcome = await traced_run(
             self.agent, self.prompt, is_complete=self.is_complete, tracer=self.tracer, scenario=self.scenario.name
         )
+        _remember(outcome, self)
+        return outcome
 
 
 def configured_tracer() -> Any | None:

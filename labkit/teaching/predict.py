@@ -5,8 +5,10 @@ lives in :mod:`labkit.teaching.widgets`.
 
 * :func:`check` compares a prediction with a run. With ``events=[...]`` it
   also prints a line-by-line diff of the predicted and the recorded events;
-  after a wrong guess it prints a question aimed at the usual misconception
-  behind it (one table per status, below).
+  after a wrong guess it prints ``think:`` lines computed from the run by
+  :func:`labkit.teaching.explain.explain`: which rule decided, with the run's
+  numbers, and which other rules would also have refused (measured by running
+  the same script again with the deciding rule loosened).
 * :func:`mystery` / :func:`mysteries` give "mystery scripts": a scripted model,
   limits and grants, shown as a step list with the scenario's name hidden, so
   the outcome has to be worked out from the rules (SPEC §3), not read from a
@@ -26,7 +28,7 @@ from typing import Any, NamedTuple
 
 from ..transports.chat import ChatRequest
 from ..core.errors import InputError, UnknownScenarioError
-from ..core.events import ControlEvent, EventKind, StopReason
+from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
 from ..loops.scenarios import ALL_CAPABILITIES, Scenario
@@ -93,76 +95,7 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
     return lines
 
 
-# -- feedback aimed at the usual misconceptions --------------------------------------------------
-
-_GUARD_STOPS = {RunStatus.PERMISSION_DENIED, RunStatus.TOOL_BUDGET, RunStatus.REPEATED_CALL}
-
-_STATUS_FEEDBACK: dict[RunStatus, dict[str | None, str]] = {
-    RunStatus.REPEATED_CALL: {
-        "ToolBudget": "you said ToolBudget, but only {tool_calls} of {tool_limit} attempts {was_tool} admitted"
-        " — which rule looks at identical calls?",
-        None: "you said {said}, but the guard refused {stop_name} with arguments it had already admitted"
-        " {stop_count} of {rep_limit} time(s) — which rule compares a call with the earlier ones?",
-    },
-    RunStatus.TOOL_BUDGET: {
-        "RepeatedCall": "you said RepeatedCall, but {tool_calls} of {tool_limit} attempts were already admitted,"
-        " and the guard asks the tool budget before the repetition rule — when two rules would refuse,"
-        " which one is asked first?",
-        None: "you said {said}, but {tool_calls} of {tool_limit} tool attempts were already admitted (a failed"
-        " body counts too) — which limit counts every attempt, whatever the tool or its arguments?",
-    },
-    RunStatus.MODEL_BUDGET: {
-        "ToolBudget": "you said ToolBudget, but {tool_calls} of {tool_limit} tool attempts were admitted when"
-        " model call {model_next} was refused ({model_calls} of {model_limit} made) — which counter runs out first?",
-        None: "you said {said}, but model call {model_next} was refused: {model_calls} of {model_limit} were made"
-        " — did you count every follow-up call after tool results as a model call?",
-    },
-    RunStatus.PERMISSION_DENIED: {
-        None: "you said {said}, but {stop_name} was refused before its body: its capability is not granted"
-        " — is a tool the model can see a tool the host lets it run?",
-    },
-    RunStatus.DEADLINE_EXCEEDED: {
-        None: "you said {said}, but the {deadline} s deadline passed before any other rule refused anything"
-        " — which limit counts time rather than calls?",
-    },
-    RunStatus.PROVIDER_UNAVAILABLE: {
-        "Completed": "you said Completed, but the model call failed to connect and nothing retries it below the"
-        " counter — what does the host report when the endpoint cannot be reached?",
-        None: "you said {said}, but no rule refused anything: the endpoint could not be reached, an external"
-        " failure the host reports as ProviderUnavailable — did any limit get the chance to decide?",
-    },
-    RunStatus.COMPLETED: {
-        "Incomplete": "you said Incomplete, but finish_review succeeded, so the host condition holds"
-        " — what does the host read to decide Completed?",
-        None: "you said {said}, but no rule refused anything: a counter may reach its limit, the limit refuses"
-        " only the next attempt — was there a next attempt?",
-    },
-    RunStatus.INCOMPLETE: {
-        "Completed": "you said Completed, but finish_review never succeeded; the model's \"Review finished.\""
-        " proves nothing — what does the host condition check?",
-        None: "you said {said}, but no rule refused anything: the model answered with text and the loop ended,"
-        " without a successful finish_review — which status is left?",
-    },
-}
-"""Per actual status: the feedback for a wrong status guess, by guessed status (``None``: any other guess)."""
-
-
-def _facts(outcome: RunOutcome, said: str) -> dict[str, Any]:
-    usage, limits = outcome.usage, outcome.limits
-    stop = next((e for e in outcome.events if e.kind in StopReason._value2member_map_), None)
-    return {
-        "said": said,
-        "tool_calls": usage.tool_calls,
-        "tool_limit": limits.tool_calls,
-        "was_tool": "was" if usage.tool_calls == 1 else "were",
-        "model_calls": usage.model_calls,
-        "model_next": usage.model_calls + 1,
-        "model_limit": limits.model_calls,
-        "rep_limit": limits.repetitions,
-        "deadline": f"{limits.deadline_s:g}",
-        "stop_name": stop.name if stop is not None else "the call",
-        "stop_count": stop.count if stop is not None else 0,
-    }
+# -- feedback computed from the run (labkit.teaching.explain) ------------------------------------
 
 
 def _feedback(
@@ -171,23 +104,18 @@ def _feedback(
     tool_calls: int | None,
     events: tuple[EventGuess, ...] | None,
 ) -> tuple[str, ...]:
+    """The ``think:`` lines after wrong guesses; every cause they name is measured by :func:`~labkit.teaching.explain.explain`."""
     lines: list[str] = []
-    actual = outcome.status
-    if status is not None and status != actual.value:
-        table = _STATUS_FEEDBACK[actual]
-        lines.append((table.get(status) or table[None]).format(**_facts(outcome, status)))
-    admitted = outcome.count("ToolCall")
-    if tool_calls is not None and tool_calls != admitted:
-        if tool_calls == admitted + 1 and actual in _GUARD_STOPS:
-            lines.append(
-                f"you counted {tool_calls} ToolCall events: the refused attempt records none,"
-                " since the guard refused it before its body"
-            )
-        else:
-            lines.append(
-                f"you counted {tool_calls} ToolCall events, there were {admitted}: one is recorded each time the"
-                " guard admits an attempt (a failed body counts, a refused attempt does not)"
-            )
+    wrong_status = status is not None and status != outcome.status.value
+    wrong_count = tool_calls is not None and tool_calls != outcome.count("ToolCall")
+    if wrong_status or wrong_count:
+        from .explain import count_feedback, explain, status_feedback  # reruns only after a wrong guess
+
+        explanation = explain(outcome)
+        if wrong_status:
+            lines.extend(status_feedback(explanation, status))  # type: ignore[arg-type]
+        if wrong_count:
+            lines.extend(count_feedback(explanation, tool_calls))  # type: ignore[arg-type]
     if events is not None:
         recorded = {e.kind.value for e in outcome.events}
         guessed = {kind for kind, _, _ in events}
@@ -236,8 +164,9 @@ class Check(NamedTuple):
         predicted_events: the predicted ``(kind, name, count)`` events; ``None``
             when events were not asked for, ``...`` when asked but not guessed yet.
         actual_events: the recorded events as ``(kind, name, count)``.
-        feedback: after a wrong guess, one ``"think: ..."`` line per mistake,
-            aimed at the usual misconception (empty when right or not guessed).
+        feedback: after a wrong guess, ``"think: ..."`` lines computed from the
+            run: the rule that decided, the rules that would also have refused,
+            why not the guess (empty when right or not guessed).
     """
 
     predicted_status: str | None
@@ -386,13 +315,23 @@ def check(
     Returns:
         A :class:`Check`, or :class:`Checks` for a mapping. Without a guess the
         printed line asks for one and does not reveal the answer. After a
-        wrong guess the printed check ends with ``think: ...`` lines aimed at
-        the likely misconception.
+        wrong guess the printed check ends with ``think: ...`` lines computed
+        from the run (:func:`labkit.teaching.explain.explain`): the rule that
+        decided, with the run's numbers (e.g. ``"the tool budget decided: it
+        refused read_ticket(input=5), 4 of 4 attempts already admitted"``), the
+        rules that would also have refused (``"... would also have refused that
+        call ..., but the guard asks the tool budget first"``, or ``"without
+        that stop, ... would have refused model call 7 later"``), and why the
+        guessed status did not happen, from the counters. Working out the
+        "also" rules re-runs the same script (a few runs, each watched at most
+        0.5 s); only after a wrong guess.
 
     Raises:
         InputError: ``status`` is not a status name (the message lists them),
-            ``tool_calls`` is not a whole number, or ``events`` is not a list of
-            ``(kind, name, count)`` with known kinds. (``InputError`` is a ``ValueError``.)
+            ``tool_calls`` is not a whole number, ``events`` is not a list of
+            ``(kind, name, count)`` with known kinds, or ``outcome`` is not a
+            RunOutcome (a Setup, a scenario or a mystery must be run first) or is an
+            empty mapping. (``InputError`` is a ``ValueError``.)
     """
     if not _no_guess(status) and status not in RunStatus._value2member_map_:
         raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
@@ -400,10 +339,22 @@ def check(
         raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
     guess = _events_guess(events)
     if isinstance(outcome, Mapping):
+        if not outcome:
+            raise InputError("check got an empty mapping: give {label: outcome}, e.g. {'simple': labkit.run(...)}")
+        for label, one in outcome.items():
+            _outcome(one, f" for {label!r}")
         return Checks({label: _check_one(o, status, tool_calls, guess) for label, o in outcome.items()})
-    if not isinstance(outcome, RunOutcome):
-        raise InputError(f"check needs the RunOutcome of a run (what labkit.run returns), not {type(outcome).__name__}")
-    return _check_one(outcome, status, tool_calls, guess)
+    return _check_one(_outcome(outcome, ""), status, tool_calls, guess)
+
+
+def _outcome(value: Any, where: str) -> RunOutcome:
+    if isinstance(value, RunOutcome):
+        return value
+    runnable = type(value).__name__ in ("Setup", "TracedSetup", "Scenario", "Mystery") or isinstance(value, str)
+    first = " (run it first: labkit.run(...), or .run() for a mystery)" if runnable else ""
+    raise InputError(
+        f"check needs the RunOutcome of a run (what labkit.run returns){where}, not {type(value).__name__}{first}"
+    )
 
 
 def compare(what: str, guess: Any, actual: Any) -> Comparison:

@@ -1,0 +1,538 @@
+"""Why a run ended, computed from the run itself: which rule decided, and which others would also have refused.
+
+One engine behind every hint the workbook prints (:func:`labkit.check`, the
+prediction widget, the capstone's :func:`~labkit.teaching.capstone.check_bingo`):
+a hint that names a cause says what :func:`explain` measured, never a text
+picked from the status alone.
+
+How it measures. The run's own events and transcript say which rule decided
+the stop, the attempt it refused and the counter it read. Then the same
+script runs again (a *counterfactual* run) with that one rule loosened: the
+refused capability granted, or the budget it read raised by
+:data:`ROOM` attempts. The first refusal of that run, if any, is a rule that
+would *also* have refused: the same attempt (same model call, same call id:
+the guard asks its rules in a fixed order, so it came second), or a later one.
+That rule is loosened in turn, and so on until the run ends by itself, a
+loosened budget runs out of room, or the script does.
+
+The deadline is never loosened (a script that hangs would hang the check), and
+a counterfactual run is watched for at most :data:`WATCH_S` seconds. So the
+deadline is said to refuse only when it did, or when a counterfactual run with
+the run's own deadline (at most :data:`WATCH_S`) measured it.
+
+A counterfactual run needs what the run was made of (its scenario and script):
+:func:`labkit.run` and :meth:`labkit.Setup.arun` remember it for their last 256
+outcomes. For any other outcome (built by hand, a live model, a foreign runtime)
+only the deciding rule is named.
+
+Counterfactual runs run the scenario's tool bodies again, each on a fresh host
+state: a body with an effect outside that state (a file, a global list) has
+it again.
+
+Core-light: the standard library and labkit's core only (no pandas, matplotlib
+or ipywidgets).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import weakref
+from dataclasses import dataclass
+
+from ..core.errors import InputError
+from ..core.events import ControlEvent, StopReason
+from ..core.limits import Limits
+from ..loops.outcome import RunOutcome, RunStatus
+from ..loops.runner import Origin, Setup, origin_of, prepare, run
+from ..loops.scenarios import Scenario
+from ..transports.chat import Role, ToolCall
+
+__all__ = [
+    "GUARD_ORDER",
+    "ROOM",
+    "RULE_NAMES",
+    "WATCH_S",
+    "Explanation",
+    "Refusal",
+    "count_feedback",
+    "describe_call",
+    "explain",
+    "how_to",
+    "square_hint",
+    "status_feedback",
+]
+
+ROOM = 64
+"""How many attempts a loosened budget gets beyond what the run had used (a counterfactual run)."""
+
+WATCH_S = 0.5
+"""The longest a counterfactual run is watched, in seconds (its deadline is the run's own, at most this)."""
+
+_MAX_STEPS = 6  # loosen at most this many rules in a row (there are five, one permission per tool)
+
+RULE_NAMES: dict[str, str] = {
+    StopReason.PERMISSION_DENIED.value: "the permission rule",
+    StopReason.TOOL_BUDGET.value: "the tool budget",
+    StopReason.REPEATED_CALL.value: "the repetition rule",
+    StopReason.MODEL_BUDGET.value: "the model-call budget",
+    StopReason.DEADLINE_EXCEEDED.value: "the deadline",
+}
+"""How a hint names each rule that can stop a run, by the status it gives. A hint uses these words
+only for a rule that refused, or would have refused, in that run."""
+
+GUARD_ORDER = (StopReason.PERMISSION_DENIED.value, StopReason.TOOL_BUDGET.value, StopReason.REPEATED_CALL.value)
+"""The order the guard asks its rules on every tool call (chapter 4)."""
+
+_CHAPTER = {
+    StopReason.PERMISSION_DENIED.value: 4,
+    StopReason.TOOL_BUDGET.value: 6,
+    StopReason.REPEATED_CALL.value: 5,
+    StopReason.MODEL_BUDGET.value: 6,
+    StopReason.DEADLINE_EXCEEDED.value: 6,
+}
+"""The chapter that teaches each rule."""
+
+_RULES = frozenset(RULE_NAMES)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One refusal by one rule: in the run, or in a counterfactual run of it.
+
+    Attributes:
+        rule: the status the rule gives (``"ToolBudget"``, ...; see :data:`RULE_NAMES`).
+        attempt: what it refused, in words: ``"read_ticket(input=42)"``, ``"model call 7"``;
+            for the deadline, what was still waiting (``"model call 1"``, ``"the body of read_ticket"``).
+        read: the counter the rule read (the stop event's count): attempts admitted
+            (tool budget), the signature's attempts (repetition), model calls made (model-call budget).
+        limit: the limit it read the counter against (seconds for the deadline; ``None`` for permission).
+        capability: for the permission rule, the capability not granted; else ``None``.
+        where: ``(model calls made, call id)`` when it refused; two refusals with the same
+            ``where`` refused the same attempt.
+        same_attempt: for an "also" refusal, it refused the very attempt the deciding rule refused.
+    """
+
+    rule: str
+    attempt: str
+    read: int
+    limit: float | None
+    capability: str | None
+    where: tuple[int, str | None]
+    same_attempt: bool = False
+
+    @property
+    def name(self) -> str:
+        """The rule's name in a hint, e.g. ``"the tool budget"``."""
+        return RULE_NAMES[self.rule]
+
+    @property
+    def reason(self) -> str:
+        """The numbers behind the refusal, e.g. ``"4 of 4 attempts already admitted"``."""
+        limit = _number(self.limit)
+        if self.rule == StopReason.PERMISSION_DENIED:
+            return f"needs {self.capability or 'a capability'}, not granted"
+        if self.rule == StopReason.TOOL_BUDGET:
+            return f"{self.read} of {limit} attempts already admitted"
+        if self.rule == StopReason.REPEATED_CALL:
+            return f"same signature, already admitted {self.read} of {limit}"
+        if self.rule == StopReason.MODEL_BUDGET:
+            return f"{self.read} of {limit} model calls already made"
+        return f"{limit} s passed while {self.attempt} was waiting"
+
+    def sentence(self) -> str:
+        """The refusal as the deciding cause: ``"the tool budget decided: read_ticket(input=5) came when 4 of 4 ..."``."""
+        if self.rule == StopReason.DEADLINE_EXCEEDED:
+            return f"{self.name} decided: {self.reason} (chapter 6)"
+        if self.rule == StopReason.MODEL_BUDGET:
+            return f"{self.name} decided: it refused {self.attempt}, {self.reason} (chapter 6)"
+        return f"{self.name} decided: it refused {self.attempt}, {self.reason} (chapter {_CHAPTER[self.rule]})"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why one run ended, as measured by :func:`explain`.
+
+    Attributes:
+        outcome: the run.
+        decided: the rule that stopped it, or ``None`` when no rule did (``Completed``,
+            ``Incomplete``, ``ProviderUnavailable``).
+        also: the other rules that would have refused had the ones before them not stopped
+            the run, in the order they would have refused (each measured in a counterfactual run).
+        ending: how the last counterfactual run ended, in words (e.g. ``"the script ran out
+            at model call 3"``), or ``None`` when no counterfactual run was made.
+        replayed: counterfactual runs were made (the run's origin was known and scripted).
+        condition: the host condition in words, when known.
+    """
+
+    outcome: RunOutcome
+    decided: Refusal | None
+    also: tuple[Refusal, ...] = ()
+    ending: str | None = None
+    replayed: bool = False
+    condition: str | None = None
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """Every rule that refused or would have refused (statuses such as ``"ToolBudget"``)."""
+        return frozenset(r.rule for r in (self.decided, *self.also) if r is not None)
+
+    def refusal(self, rule: str) -> Refusal | None:
+        """The first refusal by ``rule`` (the deciding one or an "also"), or ``None``."""
+        return next((r for r in (self.decided, *self.also) if r is not None and r.rule == rule), None)
+
+    def also_sentence(self, refusal: Refusal) -> str:
+        """One "also" refusal in words, with the guard's order when it refused the same attempt."""
+        decided = self.decided
+        assert decided is not None
+        if refusal.same_attempt:
+            return (
+                f"{refusal.name} would also have refused that call ({refusal.reason}), "
+                f"but the guard asks {decided.name} first (chapter 4)"
+            )
+        if refusal.rule == StopReason.DEADLINE_EXCEEDED:
+            return f"without that stop, {refusal.name} would have ended the run ({refusal.reason})"
+        return f"without that stop, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
+
+    def cause(self) -> str:
+        """The cause in one clause: the deciding rule, or how the run ended when no rule refused."""
+        if self.decided is not None:
+            return self.decided.sentence()
+        status, outcome = self.outcome.status, self.outcome
+        if status is RunStatus.PROVIDER_UNAVAILABLE:
+            return (
+                f"no rule refused anything: model call {outcome.count('ModelCall')} could not reach the model"
+                " endpoint, a failure the host reports as ProviderUnavailable (chapter 7)"
+            )
+        condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
+        if status is RunStatus.COMPLETED:
+            held = f": {condition}" if condition else ""
+            return f"no rule refused anything: the loop ended and the host condition holds{held} (chapter 3)"
+        named = f" ({condition})" if condition else ""
+        return (
+            f"no rule refused anything: the loop ended, but the host condition{named} is false;"
+            " the model's words prove nothing (chapter 3)"
+        )
+
+    def lines(self, *, also: int = 2, must: str | None = None) -> list[str]:
+        """The cause, then up to ``also`` "also" refusals (same-attempt first; ``must``'s rule always shown)."""
+        lines = [self.cause()]
+        ordered = sorted(self.also, key=lambda r: not r.same_attempt)
+        shown = ordered[:also]
+        wanted = self.refusal(must) if must in _RULES else None
+        if wanted is not None and wanted is not self.decided and wanted not in shown:
+            shown.append(wanted)
+        lines.extend(self.also_sentence(r) for r in shown)
+        return lines
+
+
+# -- reading one run ------------------------------------------------------------------------------
+
+
+def _number(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
+def _stop_event(outcome: RunOutcome) -> tuple[int, ControlEvent] | None:
+    for index, event in enumerate(outcome.events):
+        if event.kind in StopReason._value2member_map_:
+            return index, event
+    return None
+
+
+def describe_call(call: ToolCall) -> str:
+    """A tool call as a learner reads it: ``read_ticket(input=42)`` (raw text when not a JSON object)."""
+    try:
+        arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else call.arguments
+    except (TypeError, ValueError):
+        arguments = None
+    if not isinstance(arguments, dict):
+        return f"{call.name} with arguments {call.arguments!s}"
+    text = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return f"{call.name}({text})"
+
+
+def _refused_call(outcome: RunOutcome, reason: str) -> tuple[ToolCall | None, int]:
+    """The call the stop refused (the first ``refused: <reason>`` result) and the model call that asked for it."""
+    results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
+    replies = 0
+    for message in outcome.transcript:
+        if message.role is not Role.ASSISTANT:
+            continue
+        replies += 1
+        for call in message.tool_calls:
+            if results.get(call.id, "").startswith(f"refused: {reason}"):
+                return call, replies
+    return None, outcome.count("ModelCall")
+
+
+def _waiting(outcome: RunOutcome, index: int) -> str:
+    """What was still running when the deadline passed: the last event before the stop says."""
+    before = outcome.events[index - 1] if index > 0 else None
+    if before is not None and before.kind == "ToolCall":
+        return f"the body of {before.name}"
+    if before is not None and before.kind == "ModelCall":
+        return f"model call {before.count}"
+    return "the run"
+
+
+def _refusal(outcome: RunOutcome, scenario: Scenario | None) -> Refusal | None:
+    """The rule that stopped ``outcome`` with its numbers; ``None`` if no rule did."""
+    found = _stop_event(outcome)
+    if found is None or found[1].kind not in _RULES:
+        return None
+    index, stop = found
+    rule, limits = stop.kind.value, outcome.limits
+    if rule == StopReason.MODEL_BUDGET:
+        return Refusal(rule, f"model call {stop.count + 1}", stop.count, limits.model_calls, None, (stop.count + 1, None))
+    if rule == StopReason.DEADLINE_EXCEEDED:
+        return Refusal(rule, _waiting(outcome, index), stop.count, limits.deadline_s, None, (outcome.count("ModelCall"), None))
+    call, reply = _refused_call(outcome, rule)
+    attempt = describe_call(call) if call is not None else stop.name
+    where = (reply, call.id if call is not None else None)
+    if rule == StopReason.PERMISSION_DENIED:
+        capability = None
+        if scenario is not None:
+            capability = next((t.capability for t in scenario.tools if t.name == stop.name), None)
+        return Refusal(rule, attempt, stop.count, None, capability, where)
+    limit = limits.tool_calls if rule == StopReason.TOOL_BUDGET else limits.repetitions
+    return Refusal(rule, attempt, stop.count, limit, None, where)
+
+
+# -- counterfactual runs --------------------------------------------------------------------------
+
+
+def _replayable(origin: Origin | None) -> bool:
+    return origin is not None and origin.script is not None and origin.agent is not None
+
+
+def _rerun(origin: Origin, limits: Limits, capabilities: frozenset[str]) -> RunOutcome | BaseException:
+    variant = dataclasses.replace(origin.scenario, script=origin.script, capabilities=capabilities, limits=limits)
+    try:
+        setup = prepare(
+            variant,
+            agent=origin.agent,  # type: ignore[arg-type]
+            stream=origin.stream,
+            concurrent_tool_calls=origin.concurrent_tool_calls,
+        )
+        return run(setup)
+    except Exception as exc:  # the script ran out, or raised: the counterfactual run ends there
+        return exc
+
+
+def _loosen(refusal: Refusal, limits: Limits, capabilities: frozenset[str]) -> tuple[Limits, frozenset[str]] | None:
+    rule = refusal.rule
+    if rule == StopReason.PERMISSION_DENIED:
+        if refusal.capability is None or refusal.capability in capabilities:
+            return None
+        return limits, capabilities | {refusal.capability}
+    if rule == StopReason.TOOL_BUDGET:
+        return limits.with_(tool_calls=max(limits.tool_calls, refusal.read) + ROOM), capabilities
+    if rule == StopReason.REPEATED_CALL:
+        return limits.with_(repetitions=max(limits.repetitions, refusal.read) + ROOM), capabilities
+    if rule == StopReason.MODEL_BUDGET:
+        return limits.with_(model_calls=max(limits.model_calls, refusal.read) + ROOM), capabilities
+    return None  # the deadline is never loosened: a script that hangs would hang the check
+
+
+def _ended(result: RunOutcome | BaseException) -> str:
+    if isinstance(result, BaseException):
+        name = type(result).__name__
+        if name == "ScriptExhausted":
+            return "the script would then have run out"
+        return f"the run would then have raised {name}"
+    return f"the run would then have ended {result.status.value}"
+
+
+def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple[Refusal, ...], str | None]:
+    limits, capabilities = outcome.limits, frozenset(origin.scenario.capabilities)
+    watch = min(outcome.limits.deadline_s, WATCH_S)
+    loosened: set[str] = set()
+    also: list[Refusal] = []
+    current = decided
+    for _ in range(_MAX_STEPS):
+        step = _loosen(current, limits, capabilities)
+        if step is None:
+            return tuple(also), None
+        limits, capabilities = step
+        if current.rule != StopReason.PERMISSION_DENIED:
+            loosened.add(current.rule)
+        result = _rerun(origin, limits.with_(deadline_s=watch), capabilities)
+        if isinstance(result, BaseException):
+            return tuple(also), _ended(result)
+        found = _refusal(result, origin.scenario)
+        if found is None:
+            return tuple(also), _ended(result)
+        if found.rule == StopReason.DEADLINE_EXCEEDED and watch < outcome.limits.deadline_s:
+            return tuple(also), f"it was still running after {watch:g} s (not watched longer)"
+        if found.rule in loosened:
+            return tuple(also), f"nothing else refused in {ROOM} more attempts"
+        found = dataclasses.replace(found, same_attempt=found.rule in GUARD_ORDER and found.where == decided.where)
+        if found.rule == StopReason.DEADLINE_EXCEEDED:  # the run's own deadline, measured: nothing after it
+            return (*also, found), None
+        also.append(found)
+        current = found
+    return tuple(also), None
+
+
+_cache: dict[int, tuple[weakref.ref, Explanation]] = {}
+_cache_lock = threading.Lock()
+_CACHE_KEPT = 256
+
+
+def explain(outcome: RunOutcome | Setup) -> Explanation:
+    """Explain why ``outcome`` ended: the deciding rule, and which others would also have refused.
+
+    Args:
+        outcome: a run's :class:`~labkit.RunOutcome` (its origin is known when it came from
+            :func:`labkit.run` or a :class:`~labkit.Setup`), or a prepared
+            :class:`~labkit.Setup` that has not run yet (it is run here).
+
+    Returns:
+        An :class:`Explanation`. Computed once per outcome (later calls return the same one).
+        For a rule stop with a known scripted origin, up to five counterfactual runs are made,
+        each watched at most :data:`WATCH_S` seconds.
+
+    Raises:
+        InputError: ``outcome`` is neither a RunOutcome nor a Setup.
+        ScopeStateError: a Setup that already served its run.
+    """
+    if isinstance(outcome, Setup):
+        outcome = run(outcome)
+    if not isinstance(outcome, RunOutcome):
+        raise InputError(f"explain needs the RunOutcome of a run (what labkit.run returns), not {type(outcome).__name__}")
+    with _cache_lock:
+        entry = _cache.get(id(outcome))
+    if entry is not None and entry[0]() is outcome:
+        return entry[1]
+    origin = origin_of(outcome)
+    scenario = origin.scenario if origin is not None else None
+    decided = _refusal(outcome, scenario)
+    condition = scenario.condition if scenario is not None else None
+    also: tuple[Refusal, ...] = ()
+    ending = None
+    replayed = False
+    if decided is not None and _replayable(origin):
+        also, ending = _chain(origin, outcome, decided)  # type: ignore[arg-type]
+        replayed = True
+    explanation = Explanation(outcome, decided, also, ending, replayed, condition)
+    with _cache_lock:
+        _cache[id(outcome)] = (weakref.ref(outcome), explanation)
+        while len(_cache) > _CACHE_KEPT:
+            del _cache[next(iter(_cache))]
+    return explanation
+
+
+# -- hints ----------------------------------------------------------------------------------------
+
+
+def _why_not(explanation: Explanation, said: str) -> str | None:
+    """Why the guessed status did not happen, from the run's counters (never naming a rule that did not refuse)."""
+    outcome = explanation.outcome
+    usage, limits = outcome.usage, outcome.limits
+    actual = outcome.status
+    if said in explanation.rules:
+        return None  # its refusal is already said
+    if said == StopReason.REPEATED_CALL:
+        return (
+            f"no call came again with a signature already admitted {limits.repetitions} time(s): the most"
+            f" attempts admitted for one signature was {usage.repetitions} (chapter 5)"
+        )
+    if said == StopReason.TOOL_BUDGET:
+        if usage.tool_calls < limits.tool_calls:
+            return f"only {usage.tool_calls} of {limits.tool_calls} tool attempts were used (chapter 6)"
+        return (
+            f"{usage.tool_calls} of {limits.tool_calls} tool attempts were used and no attempt came after them:"
+            " a limit refuses the next attempt, never the last one admitted (chapter 6)"
+        )
+    if said == StopReason.MODEL_BUDGET:
+        if usage.model_calls < limits.model_calls:
+            return (
+                f"only {usage.model_calls} of {limits.model_calls} model calls were made; every follow-up"
+                " after tool results counts as one (chapter 6)"
+            )
+        return (
+            f"{usage.model_calls} of {limits.model_calls} model calls were made and no call came after them:"
+            " a limit refuses the next call, never the last one made (chapter 6)"
+        )
+    if said == StopReason.PERMISSION_DENIED:
+        return "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
+    if said == StopReason.DEADLINE_EXCEEDED:
+        return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
+    if said == RunStatus.PROVIDER_UNAVAILABLE:
+        return "every model call got an answer: none failed to connect (chapter 7)"
+    if said == RunStatus.COMPLETED and actual.is_stop:
+        return "a run the host stopped is never Completed: its text is withheld (chapter 7)"
+    if said == RunStatus.INCOMPLETE and actual.is_stop:
+        return "Incomplete is a loop that ended by itself; this one was stopped (chapter 7)"
+    return None
+
+
+def status_feedback(explanation: Explanation, said: str) -> list[str]:
+    """The lines after a wrong status guess ``said``: the measured cause, what else would have refused, why not ``said``.
+
+    Returns:
+        One to four short lines, without the ``think:`` prefix; ``[]`` when ``said`` is right.
+    """
+    if said == explanation.outcome.status.value:
+        return []
+    first, *rest = explanation.lines(must=said)
+    lines = [f"you said {said}, but {first}", *rest]
+    why = _why_not(explanation, said)
+    if why is not None:
+        lines.append(why)
+    return lines
+
+
+def count_feedback(explanation: Explanation, said: int) -> list[str]:
+    """The line after a wrong ``ToolCall`` count ``said`` (``[]`` when right)."""
+    admitted = explanation.outcome.count("ToolCall")
+    if said == admitted:
+        return []
+    decided = explanation.decided
+    if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER:
+        return [
+            f"you counted {said} ToolCall events: the attempt {decided.name} refused records none"
+            " (it was refused before its body)"
+        ]
+    return [
+        f"you counted {said} ToolCall events, there were {admitted}: one each time the guard admits an"
+        " attempt (a failed body counts, a refused attempt does not)"
+    ]
+
+
+_HOW_TO = {
+    RunStatus.COMPLETED: "for Completed, read_ticket(42) and then finish_review(42) must succeed before the"
+    " model answers with text",
+    RunStatus.INCOMPLETE: "for Incomplete, answer with text (a str or Say) while finish_review(42) has not succeeded",
+    RunStatus.PERMISSION_DENIED: "for PermissionDenied, call a tool whose capability the square leaves out of grant=",
+    RunStatus.REPEATED_CALL: "for RepeatedCall, ask again for a call (same tool, same canonical arguments) already"
+    " admitted `repetitions` times (chapter 5)",
+    RunStatus.TOOL_BUDGET: "for ToolBudget, get `tool_calls` attempts admitted, then ask for one more, each with"
+    " its own signature (chapter 6)",
+    RunStatus.MODEL_BUDGET: "for ModelBudget, keep the model asking for tools until a call beyond `model_calls`"
+    " is needed (chapter 6)",
+    RunStatus.DEADLINE_EXCEEDED: "for DeadlineExceeded, something must still be waiting when `deadline_s` passes,"
+    " e.g. Hang() (chapter 6)",
+    RunStatus.PROVIDER_UNAVAILABLE: "for ProviderUnavailable, a model call must fail to connect:"
+    " Fail(ConnectionError('down')) (chapter 7)",
+}
+"""What a bingo square needs for each status, said without naming a rule as a cause."""
+
+
+def how_to(wanted: RunStatus) -> str:
+    """What a script needs to end with ``wanted``, in one clause (names no rule as a cause)."""
+    return _HOW_TO[RunStatus(wanted)]
+
+
+def square_hint(explanation: Explanation, wanted: RunStatus) -> str:
+    """The bingo hint for a square that wanted ``wanted``: the measured cause, then what ``wanted`` needs.
+
+    One line of ``;``-separated clauses, e.g. ``"the tool budget decided: it refused read_ticket(input=42),
+    1 of 1 attempts already admitted (chapter 6); the repetition rule would also have refused that call
+    (same signature, already admitted 1 of 1), but the guard asks the tool budget first (chapter 4);
+    for RepeatedCall, ..."``.
+    """
+    return "; ".join([*explanation.lines(also=1, must=RunStatus(wanted).value), how_to(wanted)])
+
