@@ -23,15 +23,17 @@ Example::
 """
 
 from .bingo import AGENTS, BINGO_LIMITS, Bingo, ScriptedModel, Square, check_bingo, new_board
-from .guard import GuardBase, GuardReport, GuardRound, check_guard, pause
+from .guard import BodyFailed, GuardBase, GuardReport, check_guard, pause
+from .rules import Attempt
 
 __all__ = [
     "AGENTS",
+    "Attempt",
     "BINGO_LIMITS",
+    "BodyFailed",
     "Bingo",
     "GuardBase",
     "GuardReport",
-    "GuardRound",
     "ScriptedModel",
     "Square",
     "check_bingo",

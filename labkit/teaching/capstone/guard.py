@@ -1,365 +1,740 @@
-"""Break the guard (chapter 10): a threaded harness against a learner's guard.
+"""Break the guard (chapter 10): a learner's guard, tried call by call and under every interleaving.
 
-The learner writes guards (subclasses of :class:`GuardBase`) with an
-``admit(body) -> bool`` method; :func:`check_guard` releases many threads at
-once against one guard and counts what it admitted and which bodies ran. It
-passes only for a guard that checks and reserves in one step under its lock,
-before the body (SPEC §3.1). :func:`pause`, called between the check and the
-reservation, makes a race show every time rather than once in a while.
+The learner writes a guard, a subclass of :class:`GuardBase` with an
+``admit(call, body)`` method, and :func:`check_guard` judges it from what it
+does, never from where its author put a hint:
+
+1. **Alone.** Fresh guards answer a fixed set of short scripts (limits,
+   grants, calls whose bodies succeed, fail or see the run cancelled), one
+   call after another; every answer is compared with the rules
+   (:class:`~labkit.teaching.capstone.rules.Rules`: labkit's guard, stated
+   for one call at a time). A wrong answer is explained by the known faults
+   that give exactly the learner's answers on every script, or else shown as
+   it ran.
+2. **Together.** Two threads call ``admit`` at once, in three races (the
+   budget's last place, room for both, the same call twice), under every
+   schedule with at most two preemptions (:mod:`.explore`). A schedule
+   passes if some order of the two calls, run one after the other, gives
+   the same answers, the same bodies and the same answers to the calls
+   after the race. A failing schedule is shown step by step, with what the
+   threads held when they read and changed the guard's state.
+
+The older one-budget form of the exercise, ``admit(body) -> bool``, is
+checked the same way against the tool budget alone.
+
+Bound and time: 2 preemptions; a correct guard takes about 1,000 schedules
+and 0.5-1 s (docs/benchmarks.md, ``check_guard``).
 """
 
 from __future__ import annotations
 
-import sys
+import dis
+import inspect
+import itertools
 import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import UserError
+from . import explore as _explore
+from .explore import Condition, Execution, Lock, RLock, current, thread_name
+from .rules import FAULTS, GRANTED, REFERENCE, REFUSAL, SIMPLE_FAULTS, Attempt, Call, Fault, Rules, Script, attempt, scripts
 
-__all__ = ["GuardBase", "GuardReport", "GuardRound", "check_guard", "pause"]
+__all__ = ["BodyFailed", "GuardBase", "GuardReport", "check_guard", "pause"]
+
+BOUND = 2
+"""Preemptions per schedule that :func:`check_guard` explores (CHESS: most races need two at most)."""
 
 
 class GuardBase:
-    """A starting point for the guard exercise: a limit, a count and a lock.
+    """A starting point for the guard exercise: the limits, the grants, a count, a table and a lock.
 
-    Subclass it and write ``admit(body)``: check the count against the limit,
-    call :func:`pause` between the check and the reservation, reserve
-    (``self.admitted += 1``), run ``body()``, and return ``True``; return
-    ``False`` for a refusal (the body must not run).
+    Subclass it and write ``admit(call, body)``, the guard in front of one
+    tool call. Return ``body()``'s result when the call is admitted, or, without
+    running the body, the reason it is refused: ``"Cancelled"`` (the run is
+    cancelled: :attr:`cancelled`), ``"PermissionDenied"``, ``"ToolBudget"`` or
+    ``"RepeatedCall"``. A body that raises lets its error through.
+
+    Args:
+        tool_calls: attempts the guard may admit in all.
+        repetitions: attempts admitted per signature (tool name + canonical arguments).
+        granted: the capability names the host grants.
 
     Attributes:
-        limit: how many attempts may be admitted.
-        admitted: attempts admitted so far (the guard's own count).
+        tool_calls, repetitions, granted: as given.
+        admitted: attempts admitted so far (starts at 0).
+        seen: signature -> attempts admitted with it (starts empty).
         lock: a :class:`threading.Lock`, for ``with self.lock:``.
+        limit: the same as ``tool_calls`` (the one-budget exercise, ``admit(body)``).
     """
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
+    def __init__(self, tool_calls: int = 3, repetitions: int = 1, granted: Iterable[str] = GRANTED) -> None:
+        self.tool_calls = tool_calls
+        self.repetitions = repetitions
+        self.granted = frozenset(granted)
         self.admitted = 0
+        self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
+        object.__setattr__(self, "_labkit_cancelled", False)
+        object.__setattr__(self, "_labkit_watch", None)
 
-    def admit(self, body: Callable[[], object]) -> bool:
-        """Admit one attempt and run ``body``, or refuse it; write this in a subclass."""
-        raise NotImplementedError(f"{type(self).__name__}.admit(body) is not written yet")
+    @property
+    def limit(self) -> int:
+        """The tool budget, under its name in the one-budget exercise."""
+        return self.tool_calls
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled (its deadline passed); the checker sets it, your guard reads it."""
+        ex = current()
+        if ex is not None:
+            ex.point()
+        value = object.__getattribute__(self, "_labkit_cancelled")
+        if ex is not None:
+            ex.note(f"reads cancelled = {value}", name="cancelled", op="read")
+        return value
+
+    def admit(self, call: Attempt, body: Callable[[], object]) -> object:
+        """Admit ``call`` and return ``body()``, or return why it is refused; write this in a subclass."""
+        raise NotImplementedError(f"{type(self).__name__}.admit(call, body) is not written yet")
+
+    # Under the checker, every read and write of the guard's state is a scheduling point: another
+    # thread may run just before it. Outside the checker these two cost one thread-local lookup.
+
+    def __getattribute__(self, name: str) -> Any:
+        ex = current()
+        if ex is None or name[:1] == "_":
+            return object.__getattribute__(self, name)
+        watch = object.__getattribute__(self, "_labkit_watch")
+        if watch is not None and name not in watch:
+            return object.__getattribute__(self, name)
+        if watch is None and name not in object.__getattribute__(self, "__dict__"):
+            return object.__getattribute__(self, name)
+        ex.point()
+        value = object.__getattribute__(self, name)
+        if isinstance(value, (Lock, Condition)):
+            return value
+        shown = f" = {_short(value)}" if isinstance(value, (int, float, str, type(None))) else ""
+        ex.note(f"reads {name}{shown}", name=name, op="read")
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        ex = current()
+        if ex is not None:
+            ex.point()
+        object.__setattr__(self, name, value)
+        if ex is not None:
+            ex.written.add(name)
+            ex.note(f"{name} = {_short(value)}", name=name, op="write")
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} admitted={self.admitted}/{self.limit}>"
+        return f"<{type(self).__name__} admitted={object.__getattribute__(self, 'admitted')}/{self.tool_calls}>"
 
 
-_PAUSE_TIMEOUT_S = 0.5
-_LOCKED_PAUSE_S = 0.02
-
-
-class _Rendezvous:
-    """The harness's side of :func:`pause` for one round: who is at the pause, and how many at once.
-
-    A thread at the pause waits until every thread of the round is there too, so a guard whose
-    check and reservation are not one locked step lets them all read the count before any of
-    them reserves: the race shows every time. While the guard's own lock is held, the others
-    cannot get there, so the pause only waits ``locked_wait_s`` (long enough for a thread that
-    checks outside the lock to do so), and a correct guard costs milliseconds, not timeouts.
-    """
-
-    def __init__(self, guard: object, threads: int, timeout_s: float, locked_wait_s: float) -> None:
-        self.lock = getattr(guard, "lock", None)
-        self.threads = threads
-        self.timeout_s = timeout_s
-        self.locked_wait_s = locked_wait_s
-        self.condition = threading.Condition()
-        self.arrived = 0
-        self.inside = 0
-        self.most_inside = 0
-
-    def _guard_locked(self) -> bool:
-        locked = getattr(self.lock, "locked", None)
-        return bool(locked()) if callable(locked) else False
-
-    def pause(self) -> None:
-        wait_s = self.locked_wait_s if self._guard_locked() else self.timeout_s
-        with self.condition:
-            self.arrived += 1
-            self.inside += 1
-            self.most_inside = max(self.most_inside, self.inside)
-            self.condition.notify_all()
-            self.condition.wait_for(lambda: self.arrived >= self.threads, wait_s)
-            self.inside -= 1
-
-
-_round = threading.local()  # a harness thread's round: pause() finds its rendezvous here
-_harness_lock = threading.Lock()  # one harness at a time (the switch interval is process-wide)
+def _short(value: object) -> str:
+    if not isinstance(value, (int, float, str, type(None))):
+        return f"<{type(value).__name__}>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def pause() -> None:
-    """Stand for the work a real guard may do between its check and its reservation.
+    """Stand for work a real guard may do between two steps (a log line, a database read).
 
-    Call it in ``admit`` right after the check. Under :func:`check_guard`
-    it lets every other thread run up to the same point (if the guard lets
-    them), so a race shows every time instead of once in a while; elsewhere
-    it does nothing.
+    Under :func:`check_guard` it is one more point where another thread may
+    run; elsewhere it does nothing. It never decides the verdict: the
+    checker tries a switch at every read and write of the guard's state.
     """
-    rendezvous = getattr(_round, "rendezvous", None)
-    if rendezvous is not None:
-        rendezvous.pause()
+    ex = current()
+    if ex is not None:
+        ex.point()
+        ex.note("pause()", op="pause")
+
+
+class BodyFailed(RuntimeError):
+    """What a failing body raises in the checker: ``admit`` should let it through (the attempt still counts)."""
+
+
+_RAN = "ran"
+
+
+class _Body:
+    def __init__(self, guard: object, behaviour: str, label: str) -> None:
+        self.guard = guard
+        self.behaviour = behaviour
+        self.label = label
+        self.entered = 0
+        self.result = _Result(label)
+
+    def __call__(self) -> object:
+        ex = current()
+        if ex is not None:
+            ex.point()
+            ex.note("runs its body", op="body")
+        self.entered += 1
+        if self.behaviour == "fails":
+            raise BodyFailed(f"the body of {self.label} failed")
+        if self.behaviour == "cancels":
+            object.__setattr__(self.guard, "_labkit_cancelled", True)
+        return self.result
+
+
+class _Result:
+    __slots__ = ("label",)
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"<result of {self.label}>"
+
+
+# -- the checker's view of one guard ---------------------------------------------------------
+
+
+@dataclass
+class _Subject:
+    cls: type
+    simple: bool
+    files: frozenset[str]
+    watch: frozenset[str] | None = None
+    written: set[str] = field(default_factory=set)
+
+    def make(self, script: Script) -> Any:
+        guard = self.cls(script.tool_calls) if self.simple else self.cls(script.tool_calls, script.repetitions, script.granted)
+        _adopt_locks(guard)
+        if self.watch is not None:
+            object.__setattr__(guard, "_labkit_watch", self.watch)
+        return guard
+
+    def call(self, guard: Any, step: Call) -> tuple[str, int]:
+        """One ``admit`` call, its answer in the rules' words and the bodies it ran."""
+        if step.cancel_before:
+            object.__setattr__(guard, "_labkit_cancelled", True)
+        body = _Body(guard, step.body, str(step.attempt))
+        try:
+            answer = guard.admit(body) if self.simple else guard.admit(step.attempt, body)
+        except BodyFailed:
+            return ("fails", body.entered)
+        except _explore.Abandoned:
+            raise
+        except Exception as exc:
+            return (f"raised {type(exc).__name__}: {exc}", body.entered)
+        if self.simple:
+            if answer is True:
+                return (_RAN, body.entered)
+            if answer is False:
+                return ("ToolBudget", body.entered)
+            return (f"returned {answer!r}, not True or False", body.entered)
+        if answer is body.result:
+            return (_RAN, body.entered)
+        if isinstance(answer, str) and answer in REFUSAL.values():
+            return (answer, body.entered)
+        if body.entered:
+            return (f"returned {_short(answer)} after running the body, not the body's result", body.entered)
+        return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
+
+
+_REAL_LOCK = type(threading.Lock())
+_REAL_RLOCKS = tuple({type(threading.RLock()), threading._PyRLock})  # type: ignore[attr-defined]
+
+
+def _checker_lock(value: object, name: str, made: dict[int, tuple[object, object]]) -> object | None:
+    if not isinstance(value, (_REAL_LOCK, *_REAL_RLOCKS, threading.Condition)):
+        return None
+    if id(value) in made:  # the same lock under two names stays one lock
+        return made[id(value)][1]
+    new: object
+    if isinstance(value, _REAL_LOCK):
+        new = Lock(f"self.{name}")
+    elif isinstance(value, _REAL_RLOCKS):
+        new = RLock(f"self.{name}")
+    else:
+        inner = _checker_lock(value._lock, name, made)  # type: ignore[attr-defined]
+        new = Condition(inner if isinstance(inner, Lock) else None, f"self.{name}")
+    made[id(value)] = (value, new)  # keeps value alive, so its id is not reused
+    return new
+
+
+def _adopt_locks(guard: object) -> None:
+    """Put checker locks in place of the guard's threading locks (same sharing, same names)."""
+    made: dict[int, tuple[object, object]] = {}
+    names = dict.fromkeys(vars(guard))
+    for cls in type(guard).__mro__:
+        if cls in (GuardBase, object):
+            continue
+        names.update(dict.fromkeys(n for n in vars(cls) if not n.startswith("__")))
+    for name in names:
+        try:
+            value = object.__getattribute__(guard, name)
+        except AttributeError:
+            continue
+        if isinstance(value, (Lock, Condition)):
+            continue
+        replacement = _checker_lock(value, name, made)
+        if replacement is not None:
+            object.__setattr__(guard, name, replacement)
+
+
+def _learner_files(cls: type) -> frozenset[str]:
+    files = set()
+    for klass in cls.__mro__:
+        if klass in (GuardBase, object):
+            continue
+        for value in vars(klass).values():
+            code = getattr(getattr(value, "__func__", value), "__code__", None)
+            if code is not None:
+                files.add(code.co_filename)
+    return frozenset(files)
+
+
+def _outside_state(cls: type) -> list[str]:
+    """Names a guard's own methods write outside ``self`` (globals, closure cells)."""
+    found: list[str] = []
+
+    def walk(code: Any) -> None:
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("STORE_GLOBAL", "STORE_DEREF") and ins.argval not in found:
+                found.append(ins.argval)
+        for const in code.co_consts:
+            if inspect.iscode(const):
+                walk(const)
+
+    for klass in cls.__mro__:
+        if klass in (GuardBase, object):
+            continue
+        for value in vars(klass).values():
+            code = getattr(getattr(value, "__func__", value), "__code__", None)
+            if code is not None:
+                walk(code)
+    return found
+
+
+def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tuple[str, int], ...] | str:
+    """A script's answers from a fresh guard in one thread, or the problem that stopped it."""
+    answers: list[tuple[str, int]] = []
+    written: set[str] = set()
+
+    def calls() -> None:
+        ex = current()
+        ex.written = written  # type: ignore[union-attr]
+        guard = subject.make(script)
+        for step in script.calls:
+            answers.append(subject.call(guard, step))
+
+    ex = Execution([calls], [], files, max_steps=5_000, timeout_s=2.0)
+    ex.written = written  # type: ignore[attr-defined]
+    ex.run()
+    subject.written |= written
+    if ex.problem:
+        return ex.problem
+    if ex.errors[0] is not None:
+        err = ex.errors[0]
+        return f"{type(err).__name__}: {err}"
+    return tuple(answers)
+
+
+# -- races ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class GuardRound:
-    """What one round of :func:`check_guard` counted.
+class _Race:
+    name: str
+    script: Script  # the calls before the race, and the limits
+    racing: tuple[Call, ...]
+    after: tuple[Call, ...]
 
-    Attributes:
-        admitted: ``admit`` calls that returned ``True``.
-        refused: ``admit`` calls that returned ``False``.
-        bodies_started: how many times a body was entered.
-        most_at_pause: the most threads between a check and a reservation
-            (inside :func:`pause`) at the same moment.
-        pauses: how many times :func:`pause` was called.
-        problems: one line per thread whose ``admit`` raised, returned
-            something else than ``True``/``False``, or never returned.
-    """
+    def setting(self, threads: int, simple: bool = False) -> str:
+        before = ", ".join(str(c.attempt) for c in self.script.calls)
+        at_once = " and ".join(f"{c.attempt} in {thread_name(i)}" for i, c in enumerate(self.racing[:threads]))
+        limits = f"a limit of {self.script.tool_calls}" if simple else self.script.setting()
+        return f"{limits}; " + (f"after {before}, " if before else "") + at_once + " at once"
 
-    admitted: int
-    refused: int
-    bodies_started: int
-    most_at_pause: int
-    pauses: int
-    problems: tuple[str, ...] = ()
+
+def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
+    ids = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 10)]
+    if simple:
+        fill = tuple(Call(a) for a in ids[: limit - 1])
+        rest = ids[limit - 1 :]
+        return (
+            _Race("the budget's last place", Script(fill, tool_calls=limit, repetitions=9),
+                  tuple(Call(a) for a in rest[:threads]), (Call(rest[threads]),)),
+            _Race("room for every thread", Script((), tool_calls=threads + 1, repetitions=9),
+                  tuple(Call(a) for a in ids[:threads]), tuple(Call(a) for a in ids[threads : threads + 2])),
+        )
+    r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
+    return (
+        _Race("the budget's last place", Script((Call(ids[0]),), tool_calls=2),
+              tuple(Call(a) for a in ids[1 : 1 + threads]), (Call(ids[5]),)),
+        _Race("room for every thread", Script((), tool_calls=threads + 1),
+              tuple(Call(a) for a in ids[:threads]), tuple(Call(a) for a in ids[threads : threads + 2])),
+        _Race("the same call twice", Script((), tool_calls=threads + 2),
+              tuple(Call(a) for a in (r42, r42f, r42)[:threads]), (Call(r42), Call(ids[0]))),
+    )
+
+
+@dataclass
+class _RaceRun:
+    race: _Race
+    threads: int
+    simple: bool
+    answers: tuple[tuple[str, int], ...] = ()
+    after: tuple[tuple[str, int], ...] = ()
+    allowed: list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = field(default_factory=list)
+
+
+def _expected(race: _Race, threads: int) -> list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]]:
+    """Per order of the racing calls: each thread's answer, and the answers of the calls after."""
+    outcomes = []
+    n_before = len(race.script.calls)
+    for order in itertools.permutations(range(threads)):
+        calls = (*race.script.calls, *(race.racing[i] for i in order), *race.after)
+        answers = REFERENCE.run(Script(calls, race.script.tool_calls, race.script.repetitions, race.script.granted))
+        by_thread = [None] * threads
+        for pos, i in enumerate(order):
+            by_thread[i] = answers[n_before + pos]
+        outcomes.append((tuple(by_thread), answers[n_before + threads :]))  # type: ignore[arg-type]
+    return outcomes
+
+
+def _answers_text(answers: Sequence[tuple[str, int]], calls: Sequence[Call] | None = None) -> str:
+    parts = []
+    for i, (answer, bodies) in enumerate(answers):
+        who = str(calls[i].attempt) if calls is not None else thread_name(i)
+        extra = "" if (answer in (_RAN, "fails")) == bool(bodies) and bodies <= 1 else f" ({bodies} bodies)"
+        parts.append(f"{who} {answer}{extra}")
+    return ", ".join(parts)
+
+
+def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[str], bound: int,
+               max_schedules: int) -> tuple[_explore.Exploration, _RaceRun]:
+    allowed = _expected(race, threads)
+    shown = _RaceRun(race, threads, subject.simple, allowed=allowed)
+
+    def make() -> tuple[list[Callable[[], object]], Callable[[Execution], str | None]]:
+        guard = subject.make(race.script)
+        for step in race.script.calls:
+            subject.call(guard, step)
+        answers: list[tuple[str, int]] = [("did not return", 0)] * threads
+
+        def worker(i: int) -> Callable[[], None]:
+            def go() -> None:
+                ex = current()
+                answers[i] = subject.call(guard, race.racing[i])
+                ex.note(f"returns {answers[i][0]}", op="return")  # type: ignore[union-attr]
+            return go
+
+        def judge(ex: Execution) -> str | None:
+            for i, err in enumerate(ex.errors):
+                if err is not None:
+                    return f"{thread_name(i)} raised {type(err).__name__}: {err}"
+            after = tuple(subject.call(guard, step) for step in race.after)
+            shown.answers, shown.after = tuple(answers), after
+            if (tuple(answers), after) in allowed:
+                return None
+            return "wrong"
+
+        return [worker(i) for i in range(threads)], judge
+
+    result = _explore.explore(make, files=files, bound=bound, max_schedules=max_schedules)
+    return result, shown
+
+
+# -- why a schedule broke the guard --------------------------------------------------------------
+
+
+def _witness(ex: Execution) -> tuple[str, list[str]]:
+    """The fault a failing schedule shows, from what each thread held when it read and wrote the state."""
+    steps = ex.steps
+    writes = {s.name for s in steps if s.op == "write"}
+    shared = writes | {s.name for s in steps if s.op == "read" and s.name == "seen"}
+    for k, read in enumerate(steps):
+        if read.op != "read" or read.name not in shared:
+            continue
+        later = [s for s in steps[k + 1 :] if s.thread == read.thread and s.op == "write"]
+        if not later:
+            continue
+        own = later[0]
+        between = steps[k + 1 : steps.index(own)]
+        other = next((s for s in between if s.thread != read.thread and s.op == "write"), None)
+        if other is None:
+            continue
+        a, b = thread_name(read.thread), thread_name(other.thread)
+        at = f" (`{read.line}`)" if read.line else ""
+        lines = [f"{a} checked {read.what[len('reads '):]}{at}, then {b} changed it ({other.what}), "
+                 f"then {a} reserved anyway ({own.what})"]
+        if not read.locks:
+            return "check_outside_lock", [
+                *lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"]
+        if not own.locks:
+            return "reservation_outside_lock", [
+                *lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"]
+        if not set(read.locks) & set(own.locks):
+            return "two_locks", [
+                *lines, f"{a} checked under {', '.join(read.locks)} and reserved under {', '.join(own.locks)}: "
+                "two different locks do not keep each other out; use one"]
+        if read.acquisition != own.acquisition:
+            return "check_and_reserve_in_two_steps", [
+                *lines, f"{a} released {read.locks[-1]} between its check and its reservation: "
+                "two locked steps are not one; check and reserve in one `with` block"]
+        if not other.locks:
+            return "reservation_outside_lock", [
+                *lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"]
+    refused_ran = [s for s in steps if s.op == "body"]
+    return "unexplained", ([] if refused_ran else [])
+
+
+def _schedule_lines(ex: Execution, limit: int = 14) -> list[str]:
+    """The failing schedule, one line per turn of a thread: what it read, wrote, held and ran."""
+    writes = {s.name for s in ex.steps if s.op == "write"}
+    shown = [s for s in ex.steps
+             if s.op in ("acquire", "release", "body", "return", "pause", "write")
+             or (s.op == "read" and (s.name in writes or s.name in ("seen", "cancelled")))
+             or s.what.startswith("wait")]
+    turns: list[tuple[int, list[str]]] = []
+    for step in shown:
+        if not turns or turns[-1][0] != step.thread:
+            turns.append((step.thread, []))
+        turns[-1][1].append(step.what)
+    lines: list[str] = []
+    for thread, whats in turns:
+        for k in range(0, len(whats), 4):
+            lead = thread_name(thread) if k == 0 else " "
+            lines.append(f"    {lead}  " + " · ".join(whats[k : k + 4]))
+    if len(lines) > limit:
+        lines = [*lines[: limit - 1], f"    ... ({len(lines) - limit + 1} more lines)"]
+    return lines
+
+
+# -- the verdict --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class GuardReport:
-    """The verdict of :func:`check_guard`: the worst round's counts and what is wrong, if anything.
+    """The verdict of :func:`check_guard`, computed from what the guard did.
 
     Attributes:
         guard: the guard class's name.
-        limit: the limit each guard was made with.
-        threads: threads released together in each round.
-        rounds: every round's counts.
-        problems: what the counts show is wrong; empty for a correct guard.
+        problems: what is wrong, one sentence each; empty for a correct guard.
+        faults: the ids of the faults found (``"check_outside_lock"``,
+            ``"budget_admits_one_too_many"``, ...; see ``rules.FAULTS`` and
+            the race faults in the module docstring); empty for a correct guard.
+        details: the lines that show it: the call it got wrong, or the
+            breaking schedule, one line per turn of a thread.
+        scripts: sequential scripts tried (calls one after another).
+        schedules: schedules run in the races.
+        bound: preemptions per schedule explored.
+        admitted: in the race shown (the breaking one, else the first), calls
+            that were admitted (their body ran or failed).
+        bodies_started: in the race shown, bodies entered.
     """
 
     guard: str
-    limit: int
-    threads: int
-    rounds: tuple[GuardRound, ...]
     problems: tuple[str, ...]
+    faults: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+    scripts: int = 0
+    schedules: int = 0
+    bound: int = BOUND
+    admitted: int = 0
+    bodies_started: int = 0
+    summary: str = ""
 
     @property
     def passed(self) -> bool:
-        """Every round admitted exactly ``limit`` attempts, one at a time, and ran exactly their bodies."""
+        """Every call alone got the rules' answer and no explored schedule broke the guard."""
         return not self.problems
 
-    @property
-    def worst(self) -> GuardRound:
-        """The round that admitted the most attempts (then started the most bodies)."""
-        return max(self.rounds, key=lambda r: (r.admitted, r.bodies_started, r.most_at_pause))
-
-    @property
-    def admitted(self) -> int:
-        """Attempts admitted in the worst round."""
-        return self.worst.admitted
-
-    @property
-    def bodies_started(self) -> int:
-        """Bodies entered in the worst round."""
-        return self.worst.bodies_started
-
-    @property
-    def most_at_pause(self) -> int:
-        """The most threads at the pause at once, in the worst round."""
-        return self.worst.most_at_pause
-
     def __str__(self) -> str:
-        w = self.worst
-        lines = [
-            (
-                f"{self.guard}: {self.threads} threads at once against a limit of {self.limit}, "
-                f"{len(self.rounds)} rounds (the worst shown)"
-            ),
-            f"  admitted          {w.admitted}{_over(w.admitted, self.limit)}",
-            f"  refused           {w.refused}",
-            f"  bodies started    {w.bodies_started}{_over(w.bodies_started, self.limit)}",
-            f"  at pause at once  {w.most_at_pause}",
-        ]
         if self.passed:
-            lines.append(
-                "correct: exactly the limit admitted, one check-and-reserve at a time, no body before its check"
-            )
-        else:
-            lines.append("not a correct guard:")
-            lines.extend(f"  - {problem}" for problem in self.problems)
+            return f"{self.guard}: correct\n  {self.summary}"
+        lines = [f"{self.guard}: not a correct guard", *self.details, *(f"  why: {p}" for p in self.problems)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"GuardReport(guard={self.guard!r}, passed={self.passed}, admitted={self.admitted}/{self.limit})"
+        return f"GuardReport(guard={self.guard!r}, passed={self.passed}, faults={self.faults!r})"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
 
-def _over(count: int, limit: int) -> str:
-    return f"   {count - limit} over the limit of {limit}" if count > limit else ""
+def _explain_alone(subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
+                   faults: Sequence[Fault]) -> tuple[tuple[str, ...], list[str]]:
+    """The known faults that give the learner's answers on every script tried (singles, then pairs)."""
 
+    def same(rules: Rules) -> bool:
+        return all(rules.run(script) == answers for script, answers in tried)
 
-_JOIN_TIMEOUT_S = 5.0
-
-
-def _one_round(guard_class: type, limit: int, threads: int, pause_timeout_s: float) -> GuardRound:
-    guard = guard_class(limit)
-    rendezvous = _Rendezvous(guard, threads, pause_timeout_s, _LOCKED_PAUSE_S)
-    barrier = threading.Barrier(threads)
-    counts = {"bodies": 0}
-    counts_lock = threading.Lock()
-    results: list[object] = [None] * threads
-    finished = [False] * threads
-
-    def body() -> None:
-        with counts_lock:
-            counts["bodies"] += 1
-
-    def attempt(index: int) -> None:
-        _round.rendezvous = rendezvous  # this thread's pause() calls belong to this round only
-        try:
-            barrier.wait()
-            results[index] = guard.admit(body)
-        except Exception as exc:  # the learner's admit failed: reported, not raised
-            results[index] = exc
-        finished[index] = True
-
-    workers = [threading.Thread(target=attempt, args=(i,), daemon=True) for i in range(threads)]
-    for worker in workers:
-        worker.start()
-    deadline = time.monotonic() + _JOIN_TIMEOUT_S
-    for worker in workers:
-        worker.join(max(deadline - time.monotonic(), 0.0))
-    problems: dict[str, int] = {}
-    for index, result in enumerate(results):
-        if not finished[index]:
-            problem = f"admit did not return within {_JOIN_TIMEOUT_S:g} s (a deadlock? e.g. taking self.lock twice)"
-        elif isinstance(result, Exception):
-            problem = f"admit raised {type(result).__name__}: {result}"
-        elif not isinstance(result, bool):
-            problem = f"admit returned {result!r}, not True (admitted, body ran) or False (refused)"
-        else:
+    singles = [f for f in faults if same(f.rules)]
+    if singles:
+        ids = tuple(dict.fromkeys(f.id for f in singles))
+        words = list(dict.fromkeys(f.words for f in singles))
+        return ids, words[:2]
+    for f, g in itertools.combinations(faults, 2):
+        if f.id == g.id:
             continue
-        problems[problem] = problems.get(problem, 0) + 1
-    done = [r for i, r in enumerate(results) if finished[i]]
-    return GuardRound(
-        admitted=sum(r is True for r in done),
-        refused=sum(r is False for r in done),
-        bodies_started=counts["bodies"],
-        most_at_pause=rendezvous.most_inside,
-        pauses=rendezvous.arrived,
-        problems=tuple(f"{p} ({n} of {threads} threads)" for p, n in problems.items()),
-    )
+        merged = _merge(f.rules, g.rules)
+        if merged is not None and same(merged):
+            return (f.id, g.id), [f.words, g.words]
+    return (), []
 
 
-def _diagnose(rounds: Sequence[GuardRound], limit: int, threads: int) -> tuple[str, ...]:
-    found: list[str] = []
-
-    def add(problem: str) -> None:
-        if problem not in found:
-            found.append(problem)
-
-    for r in rounds:
-        for problem in r.problems:
-            add(problem)
-        if r.problems:
-            continue
-        if r.bodies_started > r.admitted:
-            add(
-                f"{r.bodies_started - r.admitted} bodies ran for calls the guard refused: the check came "
-                "after the body; check and reserve first, then run the body"
-            )
-        if r.admitted > limit and r.most_at_pause > 1:
-            add(
-                f"{r.admitted} admitted against a limit of {limit}: {r.most_at_pause} threads were between "
-                "their check and their reservation at once, so they all read the count before any reserved; "
-                "put the check and the reservation in one step under self.lock"
-            )
-        elif r.admitted > limit:
-            add(
-                f"{r.admitted} admitted against a limit of {limit}: the count was read and raised in separate "
-                "steps; check and reserve under self.lock, with pause() between them"
-            )
-        elif r.most_at_pause > 1:
-            add(
-                f"{r.most_at_pause} threads were at pause() at once: the code around it is not under one "
-                "lock; another thread can change the count between a check and its reservation"
-            )
-        if r.admitted < limit:
-            add(
-                f"only {r.admitted} admitted with {threads} threads asking and a limit of {limit}: admit up to the limit"
-            )
-        if r.bodies_started < r.admitted:
-            add(
-                f"{r.admitted - r.bodies_started} admitted calls never ran their body: run body() once per admitted call"
-            )
-        if r.admitted and r.pauses < r.admitted:
-            add(
-                "pause() was not called for every admitted attempt: call it between the check and the "
-                "reservation, as the exercise asks (without it the harness cannot show a race)"
-            )
-    return tuple(found)
+def _merge(a: Rules, b: Rules) -> Rules | None:
+    changes = {}
+    for name in Rules.__dataclass_fields__:
+        va, vb, vr = getattr(a, name), getattr(b, name), getattr(REFERENCE, name)
+        if va != vr and vb != vr:
+            return None
+        changes[name] = va if va != vr else vb
+    return Rules(**changes)
 
 
 def check_guard(
     guard_class: type,
     *,
     limit: int = 3,
-    threads: int = 8,
-    rounds: int = 3,
-    pause_timeout_s: float = _PAUSE_TIMEOUT_S,
+    threads: int = 2,
+    bound: int = BOUND,
+    rounds: int | None = None,
+    pause_timeout_s: float | None = None,
 ) -> GuardReport:
-    """Release ``threads`` threads at once on a fresh guard, ``rounds`` times, and judge the counts.
-
-    Each round makes ``guard_class(limit)``; every thread waits at a barrier,
-    then calls ``guard.admit(body)``. The harness counts ``True`` (admitted)
-    and ``False`` (refused) answers and the bodies that started. While it
-    runs, :func:`pause` waits until every thread has reached it (or
-    ``pause_timeout_s``; a few milliseconds while the guard's ``lock`` is
-    held, since the others then cannot get there), so a guard whose check and reservation are not one
-    locked step over-admits every time, not once in a while; the thread
-    switch interval is shortened too, and restored after.
+    """Judge a guard class: every call alone against the rules, then every schedule of the races.
 
     Args:
-        guard_class: a class taking the limit, with ``admit(body) -> bool``
-            (e.g. a :class:`GuardBase` subclass).
-        limit: the limit each guard is made with (at least 1, below ``threads``).
-        threads: threads per round.
-        rounds: how many fresh guards to try; the report shows the worst.
-        pause_timeout_s: the longest one :func:`pause` waits for the others
-            while the guard's lock is free.
+        guard_class: a :class:`GuardBase` subclass with ``admit(call, body)``
+            (or the one-budget form, ``admit(body) -> bool``).
+        limit: the tool budget of the one-budget form's races (at least 1).
+        threads: threads per race, 2 or 3 (3 costs about 50 times more).
+        bound: the most preemptions per schedule, 0 to 3.
+        rounds, pause_timeout_s: accepted for notebooks written for the
+            earlier harness; they change nothing (every schedule is explored).
 
     Returns:
-        A :class:`GuardReport`; ``.passed`` is true only if every round
-        admitted exactly ``limit`` attempts, one thread at the pause at a
-        time, one body per admitted attempt and none for a refusal. Errors in
-        ``admit`` are reported in it, never raised.
+        A :class:`GuardReport`. Errors inside ``admit`` are reported in it, never raised.
 
     Raises:
-        UserError: ``guard_class`` is not a class, or the numbers are out of range.
+        UserError: ``guard_class`` is not a class, its constructor fails, or
+            the numbers are out of range.
     """
     if not isinstance(guard_class, type):
         raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
-    for name, value in (("limit", limit), ("threads", threads), ("rounds", rounds)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise UserError(f"{name} must be a whole number >= 1, not {value!r}")
-    if threads <= limit:
-        raise UserError(f"threads ({threads}) must be more than the limit ({limit}), or nothing is ever refused")
-    if isinstance(pause_timeout_s, bool) or not isinstance(pause_timeout_s, (int, float)) or pause_timeout_s <= 0:
-        raise UserError(f"pause_timeout_s must be a number of seconds > 0, not {pause_timeout_s!r}")
+    for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+    admit = getattr(guard_class, "admit", None)
+    if not callable(admit):
+        raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
     try:
-        guard_class(limit)
+        params = [p for p in inspect.signature(admit).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    simple = len(params) == 2  # admit(self, body): the one-budget form
+    files = _learner_files(guard_class)
+    subject = _Subject(guard_class, simple, files)
+    try:
+        subject.make(Script((), tool_calls=limit))
     except Exception as exc:  # the learner's constructor failed: one clear line
-        raise UserError(f"{guard_class.__name__}({limit}) failed: {type(exc).__name__}: {exc}") from None
-    with _harness_lock:
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(1e-5)  # switch threads often, so interleavings show without a pause too
-        try:
-            done = tuple(_one_round(guard_class, limit, threads, pause_timeout_s) for _ in range(rounds))
-        finally:
-            sys.setswitchinterval(interval)
-    return GuardReport(guard_class.__name__, limit, threads, done, _diagnose(done, limit, threads))
+        raise UserError(f"{guard_class.__name__}(...) failed: {type(exc).__name__}: {exc}") from None
+    outside = _outside_state(guard_class)
+    if outside:
+        return GuardReport(guard_class.__name__, (
+            f"admit keeps state outside the guard ({', '.join(outside)}): the checker watches only the "
+            "guard's own attributes (self.…), so keep every count on self",), ("state_outside_self",))
+    tried: list[tuple[Script, tuple[tuple[str, int], ...]]] = []
+    all_scripts = scripts(simple=simple)
+    for script in all_scripts:
+        answers = _alone(subject, script, files)
+        if isinstance(answers, str):
+            kind = "deadlock" if answers.startswith("deadlock") else "hang"
+            return GuardReport(guard_class.__name__, (f"with one thread: {answers}",), (kind,),
+                               (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),), len(tried) + 1)
+        tried.append((script, answers))
+    wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
+    if wrong is not None:
+        return _report_alone(guard_class.__name__, subject, tried, wrong)
+    watch = frozenset(subject.written) | {"seen"}
+    subject.watch = watch
+    schedules = 0
+    first: tuple[_RaceRun, Execution | None] | None = None
+    for race in _races(simple, limit, threads):
+        result, run = _race_once(subject, race, threads, files, bound, max_schedules=20_000)
+        schedules += result.schedules
+        if result.failure is not None:
+            return _report_race(guard_class.__name__, run, result, len(tried), schedules)
+        if first is None:
+            first = (run, None)
+    calls = sum(len(s.calls) for s, _ in tried)
+    summary = (
+        f"every call alone got the rules' answer ({len(tried)} scripts, {calls} calls), and no schedule of "
+        f"{len(_races(simple, limit, threads))} races of {threads} threads with up to {bound} preemptions broke it "
+        f"({schedules:,} schedules)"
+    )
+    shown = first[0] if first else None
+    return GuardReport(guard_class.__name__, (), (), (), len(tried), schedules, bound,
+                       _admitted(shown.answers) if shown else 0, sum(b for _, b in shown.answers) if shown else 0,
+                       summary)
+
+
+def _admitted(answers: Sequence[tuple[str, int]]) -> int:
+    return sum(a in (_RAN, "fails") for a, _ in answers)
+
+
+def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
+                  wrong: tuple[Script, tuple[tuple[str, int], ...]]) -> GuardReport:
+    script, answers = wrong
+    right = REFERENCE.run(script)
+    k = next(i for i, (a, b) in enumerate(zip(answers, right)) if a != b)
+    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS)
+    before = ", ".join(f"{c.attempt} {a[0]}" for c, a in zip(script.calls[:k], right[:k]))
+    details = [
+        f"  alone, with {script.setting() if not subject.simple else f'a limit of {script.tool_calls}'}"
+        + (f", after {before}" if before else ""),
+        f"  {script.calls[k]}: your guard {_answer_words(answers[k])}; the rules: {_answer_words(right[k])}",
+    ]
+    problems = tuple(words) if words else (
+        f"call {k + 1} of a script got another answer than the rules give (no known mistake explains every answer)",)
+    return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried))
+
+
+def _answer_words(answer: tuple[str, int]) -> str:
+    text, bodies = answer
+    said = {"ran": "ran it", "fails": "ran it (the body failed)"}.get(text, text)
+    if text in REFUSAL.values():
+        said = f"refused it: {text}"
+    if text not in ("ran", "fails") and bodies:
+        said += f", after running its body{'' if bodies == 1 else f' {bodies} times'}"
+    if text in ("ran", "fails") and bodies != 1:
+        said += f" (its body ran {bodies} times)"
+    return said
+
+
+def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts_tried: int, schedules: int) -> GuardReport:
+    ex = result.failure
+    assert ex is not None
+    race = run.race
+    if ex.problem:
+        return GuardReport(name, (f"with {run.threads} threads: {ex.problem}",),
+                           ("deadlock" if ex.problem.startswith("deadlock") else "hang",),
+                           (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)), scripts_tried, schedules)
+    fault, why = _witness(ex)
+    if fault == "unexplained":
+        bodies = sum(b for _, b in run.answers)
+        if bodies > _admitted(run.answers):
+            fault, why = "body_for_refused_call", ["a body ran for a call the guard refused: decide first, then run the body"]
+        elif _admitted(run.answers) < max(_admitted(a) for a, _ in run.allowed):
+            fault, why = "too_few_admitted", ["the guard refused a call that no order of the calls refuses"]
+    allowed = " or ".join(dict.fromkeys(_answers_text(a) for a, _ in run.allowed))
+    after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.allowed[0][1]))
+    yours_after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.after))
+    details = [
+        f"  race ({race.name}): {race.setting(run.threads, run.simple)}",
+        f"  your guard: {_answers_text(run.answers)}; then {yours_after}",
+        f"  the rules, in either order: {allowed}; then {after}",
+        f"  the shortest schedule that breaks it ({ex.preemptions} preemption{'s' * (ex.preemptions != 1)}, "
+        f"found in {result.schedules:,} schedules):",
+        *_schedule_lines(ex),
+    ]
+    problem = why[-1] if why else "one schedule of the race gives answers no order of the calls gives"
+    return GuardReport(name, (problem,), (fault,), tuple([*details, *(f"  {w}" for w in why[:-1])]), scripts_tried,
+                       schedules, result.bound, _admitted(run.answers), sum(b for _, b in run.answers))

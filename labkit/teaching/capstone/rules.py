@@ -1,0 +1,361 @@
+"""What a guard must answer, call by call: the reference rules and the usual ways to get them wrong.
+
+The guard exercise (chapter 10) is judged against :class:`Rules`, a
+single-threaded statement of labkit's guard (chapter 4, docs/guarantees.md):
+cancellation first, then permission, the tool budget and repetition, in that
+order; a reservation that stands even if the body fails; a signature made of
+the tool name and the canonical arguments; cancellation checked again after
+the body. Unlike labkit's scope, a refusal here does not halt the run, so a
+checker can keep asking and see what the guard counted.
+
+:data:`FAULTS` changes one thing at a time in those rules: each fault is a
+:class:`Rules` with one field changed, and its explanation. When a learner's
+guard answers some call differently from the rules, the checker names the
+faults that answer *every* call the way the learner's guard did, and only
+those; a guard no known fault explains gets the first call it got wrong,
+described as it ran.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from ...core.signature import canonical, signature
+
+__all__ = [
+    "Attempt",
+    "CHECKS",
+    "FAULTS",
+    "Fault",
+    "Rules",
+    "Script",
+    "scripts",
+]
+
+GRANTED = frozenset({"ticket.read", "review.finish"})
+
+CHECKS = ("cancelled", "permission", "tool_budget", "repetition")
+"""The guard's checks in labkit's order: the run's cancellation, then the three rules."""
+
+CHECK_WORDS = {
+    "cancelled": "the cancellation check",
+    "permission": "permission",
+    "tool_budget": "the tool budget",
+    "repetition": "the repetition rule",
+}
+
+REFUSAL = {
+    "cancelled": "Cancelled",
+    "permission": "PermissionDenied",
+    "tool_budget": "ToolBudget",
+    "repetition": "RepeatedCall",
+}
+"""What ``admit`` returns for each refusal (the stop reasons of labkit, and ``"Cancelled"``)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One tool call as the guard sees it: ``admit(call, body)`` gets one of these as ``call``.
+
+    Attributes:
+        tool: the tool's name, e.g. ``"read_ticket"``.
+        capability: the capability it needs, e.g. ``"ticket.read"``.
+        arguments: the arguments after binding to the tool's types, e.g. ``{"input": 42}``.
+        raw: the argument text exactly as the model sent it, e.g. ``'{"input": 42.0}'``.
+    """
+
+    tool: str
+    capability: str
+    arguments: Mapping[str, object] = field(compare=False)  # the same raw text binds to the same arguments
+    raw: str = ""
+
+    def __str__(self) -> str:
+        lead = '{"input": '
+        if self.raw.startswith(lead) and self.raw.endswith("}"):
+            return f"{self.tool}({self.raw[len(lead):-1]})"
+        return f"{self.tool}({self.raw})"
+
+
+_CAPABILITY = {"read_ticket": "ticket.read", "finish_review": "review.finish"}
+
+
+def attempt(tool: str, raw: str, value: object) -> Attempt:
+    return Attempt(tool, _CAPABILITY[tool], {"input": value}, raw)
+
+
+ALPHABET = (
+    attempt("read_ticket", '{"input": 42}', 42),
+    attempt("read_ticket", '{"input": 42.0}', 42),
+    attempt("read_ticket", '{"input": 1}', 1),
+    attempt("read_ticket", '{"input": 2}', 2),
+    attempt("finish_review", '{"input": 42}', 42),
+    attempt("finish_review", '{"input": 1}', 1),
+)
+"""The calls scripts are made of: 42 sent as ``42`` and as ``42.0`` (one signature, two texts),
+other ids, and the other tool with the same arguments (a different signature)."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One step of a script: a call, what its body does, and whether the run was cancelled before it.
+
+    ``body`` is ``"ok"``, ``"fails"`` (the body raises) or ``"cancels"`` (the
+    run is cancelled while the body runs: its deadline passes).
+    """
+
+    attempt: Attempt
+    body: str = "ok"
+    cancel_before: bool = False
+
+    def __str__(self) -> str:
+        text = str(self.attempt)
+        if self.body == "fails":
+            text += " whose body fails"
+        elif self.body == "cancels":
+            text += " during whose body the run is cancelled"
+        return ("(run cancelled) " if self.cancel_before else "") + text
+
+
+@dataclass(frozen=True)
+class Script:
+    """A few calls, one after another, on a fresh guard made with these limits and grants."""
+
+    calls: tuple[Call, ...]
+    tool_calls: int = 3
+    repetitions: int = 1
+    granted: frozenset[str] = GRANTED
+
+    def setting(self) -> str:
+        granted = ", ".join(sorted(self.granted)) or "nothing"
+        return f"tool_calls={self.tool_calls}, repetitions={self.repetitions}, granted: {granted}"
+
+
+# -- the rules, and one way at a time to get them wrong --------------------------------
+
+
+@dataclass
+class State:
+    admitted: int = 0
+    seen: dict[str, int] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+def _key(kind: str, call: Attempt) -> str:
+    if kind == "raw":
+        return call.tool + ":" + call.raw
+    if kind == "tool":
+        return call.tool
+    if kind == "arguments":
+        return canonical(dict(call.arguments))
+    return signature(call.tool, call.arguments)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The guard's rules for one call at a time; the defaults are labkit's (chapter 4).
+
+    Attributes:
+        order: the checks asked, in order (a check left out is never asked).
+        budget_slack: the budget admits ``tool_calls + budget_slack`` attempts.
+        repeat_slack: a signature is admitted ``repetitions + repeat_slack`` times.
+        key: what makes two calls "the same": ``"signature"`` (tool name +
+            canonical arguments), ``"raw"`` (the raw text), ``"tool"`` (the
+            name only) or ``"arguments"`` (the arguments only).
+        refund: a failed body's attempt is given back: ``""`` (never),
+            ``"budget"`` or ``"both"`` (budget and signature).
+        count_refused: a refused call counts against the budget too.
+        recheck: cancellation is checked again after the body.
+        body_first: the body runs before the checks.
+    """
+
+    order: tuple[str, ...] = CHECKS
+    budget_slack: int = 0
+    repeat_slack: int = 0
+    key: str = "signature"
+    refund: str = ""
+    count_refused: bool = False
+    recheck: bool = True
+    body_first: bool = False
+
+    def refusal(self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]) -> str | None:
+        for check in self.order:
+            if check == "cancelled" and state.cancelled:
+                return check
+            if check == "permission" and call.capability not in granted:
+                return check
+            if check == "tool_budget" and state.admitted >= tool_calls + self.budget_slack:
+                return check
+            if check == "repetition" and state.seen.get(_key(self.key, call), 0) >= repetitions + self.repeat_slack:
+                return check
+        return None
+
+    def run(self, script: Script) -> tuple[tuple[str, int], ...]:
+        """Each call's answer and how many bodies it ran: ``(("ran", 1), ("ToolBudget", 0), ...)``."""
+        state = State()
+        answers = []
+        for step in script.calls:
+            if step.cancel_before:
+                state.cancelled = True
+            answers.append(self._one(state, step, script))
+        return tuple(answers)
+
+    def _one(self, state: State, step: Call, script: Script) -> tuple[str, int]:
+        call = step.attempt
+        if self.body_first:
+            if step.body == "fails":
+                return ("fails", 1)
+            if step.body == "cancels":
+                state.cancelled = True
+        refused = self.refusal(state, call, script.tool_calls, script.repetitions, script.granted)
+        if refused is not None:
+            if self.count_refused:
+                state.admitted += 1
+            return (REFUSAL[refused], int(self.body_first))
+        key = _key(self.key, call)
+        state.admitted += 1
+        state.seen[key] = state.seen.get(key, 0) + 1
+        if self.body_first:
+            return ("Cancelled" if state.cancelled and self.recheck and step.body == "cancels" else "ran", 1)
+        if step.body == "fails":
+            if self.refund:
+                state.admitted -= 1
+                if self.refund == "both":
+                    state.seen[key] -= 1
+            return ("fails", 1)
+        if step.body == "cancels":
+            state.cancelled = True
+            return ("Cancelled" if self.recheck else "ran", 1)
+        return ("ran", 1)
+
+
+REFERENCE = Rules()
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One known way to get the rules wrong: an id the tests name, the rules it follows, the words."""
+
+    id: str
+    rules: Rules
+    words: str
+
+
+def _order_words(order: tuple[str, ...]) -> tuple[str, str]:
+    missing = [c for c in CHECKS if c not in order]
+    if missing:
+        name = missing[0]
+        ids = {
+            "cancelled": "no_cancellation_check",
+            "permission": "no_permission_rule",
+            "tool_budget": "no_budget_rule",
+            "repetition": "no_repetition_rule",
+        }
+        return ids[name], f"your guard never asks {CHECK_WORDS[name]}"
+    for a, b in itertools.combinations(CHECKS, 2):
+        if order.index(a) > order.index(b):
+            return (
+                "rules_in_wrong_order",
+                f"your guard asks {CHECK_WORDS[b]} before {CHECK_WORDS[a]}; when both would refuse a call, "
+                f"the first in labkit's order (cancellation, permission, tool budget, repetition) names the stop",
+            )
+    raise AssertionError(order)
+
+
+def _faults() -> tuple[Fault, ...]:
+    faults = [
+        Fault("budget_admits_one_too_many", Rules(budget_slack=1),
+              "the tool budget admits one attempt too many: refuse once admitted >= tool_calls (`>` lets one more in)"),
+        Fault("budget_refuses_one_too_early", Rules(budget_slack=-1),
+              "the tool budget refuses one attempt too early: tool_calls attempts may run, the next is refused"),
+        Fault("repetition_admits_one_too_many", Rules(repeat_slack=1),
+              "the repetition rule admits one repeat too many: refuse once a signature was seen >= repetitions times"),
+        Fault("repetition_refuses_one_too_early", Rules(repeat_slack=-1),
+              "the repetition rule refuses too early: a signature may run `repetitions` times"),
+        Fault("signature_from_raw_text", Rules(key="raw"),
+              "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
+              "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"),
+        Fault("signature_per_tool", Rules(key="tool"),
+              "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"),
+        Fault("signature_ignores_tool", Rules(key="arguments"),
+              "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); the tool name counts too"),
+        Fault("failed_body_refunded", Rules(refund="budget"),
+              "a failed body's attempt is given back (or counted only when the body succeeds); the "
+              "reservation stands even if the body fails"),
+        Fault("failed_body_refunded", Rules(refund="both"),
+              "a failed body's attempt and its signature are given back (or counted only when the body "
+              "succeeds); the reservation stands even if the body fails"),
+        Fault("refused_calls_counted", Rules(count_refused=True),
+              "refused calls are counted against the budget; only admitted attempts count"),
+        Fault("no_recheck_after_body", Rules(recheck=False),
+              "cancellation is not checked again after the body: a run cancelled while the body ran must "
+              "not report the body's result"),
+        Fault("body_before_check", Rules(body_first=True),
+              "the body runs before the checks, so refused calls ran their body; decide first, then run it"),
+    ]
+    for size in range(len(CHECKS), 0, -1):
+        for order in itertools.permutations(CHECKS, size):
+            if order == CHECKS:
+                continue
+            fault_id, words = _order_words(order)
+            faults.append(Fault(fault_id, Rules(order=order), words))
+    return tuple(faults)
+
+
+FAULTS = _faults()
+_SIMPLE_IDS = {"budget_admits_one_too_many", "budget_refuses_one_too_early", "failed_body_refunded",
+               "refused_calls_counted", "body_before_check"}
+"""Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
+
+SIMPLE_FAULTS = tuple(
+    f for f in FAULTS
+    if (f.rules.order == ("cancelled", "permission", "repetition") or f.id in _SIMPLE_IDS)
+    and f.rules.refund != "both"
+)
+"""The faults the one-budget exercise (``admit(body)``) can show: no permission, no signatures."""
+
+
+# -- the scripts a guard is tried on ------------------------------------------------------------
+
+
+def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[Script, ...]:
+    """The sequential scripts every guard is tried on, shortest first (deterministic).
+
+    Args:
+        simple: scripts for the one-budget exercise (distinct calls, every
+            capability granted, no cancellation).
+        count: how many generated scripts besides the hand-made ones.
+        seed: the generator's seed (the same scripts every time).
+    """
+    r = random.Random(seed)
+    made: list[Script] = []
+    if simple:
+        distinct = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 9)]
+        for limit in (1, 2, 3):
+            made.append(Script(tuple(Call(a) for a in distinct[: limit + 2]), tool_calls=limit, repetitions=9))
+            made.append(Script((Call(distinct[0], "fails"), *(Call(a) for a in distinct[1 : limit + 2])),
+                               tool_calls=limit, repetitions=9))
+        for _ in range(count // 4):
+            n = r.randint(1, 5)
+            calls = tuple(Call(distinct[i], r.choice(("ok", "ok", "fails"))) for i in range(n))
+            made.append(Script(calls, tool_calls=r.randint(1, 3), repetitions=9))
+        return tuple(sorted(dict.fromkeys(made), key=lambda s: len(s.calls)))
+    grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
+    for _ in range(count):
+        n = r.randint(1, 5)
+        calls = []
+        cancelled = False
+        for _ in range(n):
+            cancel = not cancelled and r.random() < 0.08
+            cancelled |= cancel
+            body = r.choices(("ok", "fails", "cancels"), (10, 3, 1))[0]
+            calls.append(Call(r.choice(ALPHABET), body, cancel))
+        made.append(Script(tuple(calls), r.randint(1, 3), r.randint(1, 2), r.choice(grants)))
+    unique = list(dict.fromkeys(made))
+    return tuple(sorted(unique, key=lambda s: len(s.calls)))
+
+
+def with_field(rules: Rules, **changes: object) -> Rules:
+    return replace(rules, **changes)  # type: ignore[arg-type]
