@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...core.errors import ScriptExhausted, UserError
+from ..explain import explain, how_to, square_hint
 from ...core.limits import Limits
 from ...loops.outcome import RunOutcome, RunStatus
 from ...loops.runner import prepare, run
@@ -118,43 +119,6 @@ def new_board() -> dict[str, Any]:
     return {status.value: ... for status in RunStatus}
 
 
-_RULE = {
-    RunStatus.COMPLETED: "Completed is the host condition: finish_review(42) succeeded, which needs "
-    "a successful read_ticket(42) before it; the model's last words prove nothing",
-    RunStatus.INCOMPLETE: "Incomplete: the loop ends (the model answers with text, no tool call) "
-    "while finish_review never succeeded",
-    RunStatus.PERMISSION_DENIED: "the permission rule refuses a tool whose capability the host did not "
-    "grant, even if the model can see the tool",
-    RunStatus.REPEATED_CALL: "the repetition rule refuses a call whose signature (tool name + canonical "
-    "arguments) already had `repetitions` admitted attempts",
-    RunStatus.TOOL_BUDGET: "the tool budget refuses the attempt after `tool_calls` were admitted, "
-    "whatever the tools and arguments",
-    RunStatus.MODEL_BUDGET: "the model-call budget refuses a transport attempt once `model_calls` "
-    "were made (the first call and every follow-up count)",
-    RunStatus.DEADLINE_EXCEEDED: "one deadline bounds the whole run: something must still be waiting "
-    "when `deadline_s` passes",
-    RunStatus.PROVIDER_UNAVAILABLE: "an external failure the host maps to a status: the transport "
-    "cannot connect (a ConnectionError)",
-}
-"""One sentence per status: the rule (or condition) that decides it."""
-
-_MISTAKE = {
-    (RunStatus.REPEATED_CALL, RunStatus.TOOL_BUDGET): "every call you asked for was different, so the "
-    "budget ran out first; the repetition rule only looks at identical calls",
-    (RunStatus.TOOL_BUDGET, RunStatus.REPEATED_CALL): "two calls had the same signature (42 and 42.0 are "
-    "one value), so the repetition rule fired first; make every call different",
-    (RunStatus.COMPLETED, RunStatus.INCOMPLETE): "the loop ended but finish_review(42) never succeeded: "
-    "read ticket 42 first, then finish its review, then answer with text",
-    (RunStatus.INCOMPLETE, RunStatus.COMPLETED): "finish_review(42) succeeded, so the host condition "
-    "holds; an Incomplete run ends without it",
-    (RunStatus.TOOL_BUDGET, RunStatus.PERMISSION_DENIED): "permission is checked before the budget: "
-    "grant the capability of the tool you call",
-    (RunStatus.DEADLINE_EXCEEDED, RunStatus.COMPLETED): "the run finished before its deadline: a step "
-    "that never answers outlasts any deadline",
-}
-"""Feedback aimed at the likely misconception, for the usual (wanted, got) confusions."""
-
-
 @dataclass(frozen=True)
 class Square:
     """One status of the board after :func:`check_bingo`.
@@ -162,7 +126,7 @@ class Square:
     Attributes:
         status: the status this square asks for.
         state: ``"missing"`` (no script yet), ``"invalid"`` (not a
-            ScriptedModel), ``"right"`` or ``"wrong"``.
+            ScriptedModel, or an empty script), ``"right"`` or ``"wrong"``.
         line: the one line printed for it.
         outcomes: agent name -> the run's outcome, or the exception it raised.
     """
@@ -207,12 +171,18 @@ class Bingo(tuple):
         printer.text(str(self))
 
 
+REPEATS = "most attempts of one signature"
+"""How a bingo line names its third counter, ``most attempts of one signature n/m``: the most
+attempts admitted for any one signature (tool name + canonical arguments) in the run, against
+the ``repetitions`` limit. (Earlier versions printed it as "signature peak".)"""
+
+
 def _counters(outcome: RunOutcome) -> str:
     limits = outcome.limits
     return (
         f"ModelCall {outcome.count('ModelCall')}/{limits.model_calls}, "
         f"ToolCall {outcome.count('ToolCall')}/{limits.tool_calls}, "
-        f"signature peak {outcome.usage.repetitions}/{limits.repetitions}"
+        f"{REPEATS} {outcome.usage.repetitions}/{limits.repetitions}"
     )
 
 
@@ -223,22 +193,20 @@ def _ended(result: RunOutcome | Exception) -> str:
 
 
 def _advice(wanted: RunStatus, result: RunOutcome | Exception) -> str:
+    """The hint: what the run measured (labkit.teaching.explain), then what ``wanted`` needs."""
     if isinstance(result, ScriptExhausted):
-        return (
-            "the script ran out before the run ended: end it with text (a str or Say), "
-            f"or make a rule stop it first; {_RULE[wanted]}"
-        )
+        return f"the script ran out before the run ended: end it with text (a str or Say); {how_to(wanted)}"
     if isinstance(result, Exception):
         return (
             "an error other than a connection failure is a programming error, not a status: the run "
-            f"raises it; {_RULE[wanted]}"
+            f"raises it; {how_to(wanted)}"
         )
-    return _MISTAKE.get((wanted, result.status), _RULE[wanted])
+    return square_hint(explain(result), wanted)
 
 
 def _run_square(wanted: RunStatus, model: ScriptedModel, agent: str) -> RunOutcome | Exception:
-    setup = prepare(model.scenario(f"bingo-{wanted.value}"), agent=agent)  # type: ignore[arg-type]
     try:
+        setup = prepare(model.scenario(f"bingo-{wanted.value}"), agent=agent)  # type: ignore[arg-type]
         return run(setup)
     except Exception as exc:  # a programming error in the script is reported on its line
         return exc
@@ -253,6 +221,10 @@ def _square(wanted: RunStatus, model: object) -> Square:
             wanted,
             "invalid",
             f"{label}not a ScriptedModel ({type(model).__name__}): wrap the steps, ScriptedModel([...])",
+        )
+    if isinstance(model.steps, Sequence) and not model.steps:
+        return Square(
+            wanted, "invalid", f"{label}the script is empty: give at least one step, e.g. ScriptedModel(['Review finished.'])"
         )
     outcomes = {agent: _run_square(wanted, model, agent) for agent in AGENTS}
     results = list(outcomes.values())
@@ -276,13 +248,23 @@ def check_bingo(board: Mapping[str, object]) -> Bingo:
 
     Returns:
         A :class:`Bingo`: eight squares in status order, each with one line
-        (right, or which status came instead with the counters and a hint
-        naming the rule); ``.passed`` is true when all eight are right.
+        (right, or which status came instead with the counters and a hint);
+        ``.passed`` is true when all eight are right. The counters read
+        ``ModelCall m/limit, ToolCall t/limit, most attempts of one signature
+        r/limit`` (the most attempts admitted for any one signature, tool name +
+        canonical arguments, against ``repetitions``). A hint's cause is measured by
+        :func:`labkit.teaching.explain.explain`: the rule that decided, with the
+        run's numbers, and a rule that would also have refused (the same call,
+        with the guard's order, or a later one), found by running the square's
+        script again with the deciding rule loosened; then what the wanted
+        status needs. A hint never names a rule that did not refuse, or would
+        not have, in that run.
 
     Raises:
         UserError: ``board`` is not a mapping, or has a key that is not a
             status name (the message lists them). Mistakes inside a square
-            are reported on its line, never raised.
+            (not a ScriptedModel, an empty script, a script that runs out or
+            raises) are reported on its line, never raised.
     """
     if not isinstance(board, Mapping):
         raise UserError(
