@@ -104,7 +104,7 @@ class GuardBase:
 
     def __getattribute__(self, name: str) -> Any:
         ex = current()
-        if ex is None or name[:1] == "_":
+        if ex is None or name[:2] == "__" or name.startswith("_labkit_"):
             return object.__getattribute__(self, name)
         watch = object.__getattribute__(self, "_labkit_watch")
         if watch is not None and name not in watch:
@@ -204,8 +204,9 @@ class _Subject:
     def make(self, script: Script) -> Any:
         guard = self.cls(script.tool_calls) if self.simple else self.cls(script.tool_calls, script.repetitions, script.granted)
         _adopt_locks(guard)
-        if self.watch is not None:
-            object.__setattr__(guard, "_labkit_watch", self.watch)
+        if self.watch is not None:  # what its threads assign, and every container it holds
+            mutable = {n for n, v in vars(guard).items() if not n.startswith("_labkit_") and _mutable(v)}
+            object.__setattr__(guard, "_labkit_watch", self.watch | mutable)
         return guard
 
     def call(self, guard: Any, step: Call) -> tuple[str, int]:
@@ -234,6 +235,11 @@ class _Subject:
         if body.entered:
             return (f"returned {_short(answer)} after running the body, not the body's result", body.entered)
         return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
+
+
+def _mutable(value: object) -> bool:
+    immutable = (int, float, complex, str, bytes, bool, type(None), frozenset, tuple, Lock, Condition)
+    return not isinstance(value, immutable) and not callable(value)
 
 
 _REAL_LOCK = type(threading.Lock())
@@ -295,7 +301,8 @@ def _outside_state(cls: type) -> list[str]:
 
     def walk(code: Any) -> None:
         for ins in dis.get_instructions(code):
-            if ins.opname in ("STORE_GLOBAL", "STORE_DEREF") and ins.argval not in found:
+            outside = ins.opname == "STORE_GLOBAL" or (ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars)
+            if outside and ins.argval not in found:  # a global, or a nonlocal of an enclosing function
                 found.append(ins.argval)
         for const in code.co_consts:
             if inspect.iscode(const):
@@ -653,8 +660,7 @@ def check_guard(
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
         return _report_alone(guard_class.__name__, subject, tried, wrong)
-    watch = frozenset(subject.written) | {"seen"}
-    subject.watch = watch
+    subject.watch = frozenset(subject.written)
     schedules = 0
     first: tuple[_RaceRun, Execution | None] | None = None
     for race in _races(simple, limit, threads):
@@ -692,8 +698,14 @@ def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[
         + (f", after {before}" if before else ""),
         f"  {script.calls[k]}: your guard {_answer_words(answers[k])}; the rules: {_answer_words(right[k])}",
     ]
-    problems = tuple(words) if words else (
-        f"call {k + 1} of a script got another answer than the rules give (no known mistake explains every answer)",)
+    if words:
+        problems = tuple(words)
+    elif answers[k][0].startswith("raised NotImplementedError"):
+        problems = ("admit is not written yet",)
+    elif answers[k][0].startswith(("raised", "returned")):
+        problems = (f"admit {answers[k][0]}",)
+    else:
+        problems = ("this call got another answer than the rules give (no known mistake explains every answer)",)
     return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried))
 
 

@@ -140,6 +140,7 @@ class Script:
 class State:
     admitted: int = 0
     seen: dict[str, int] = field(default_factory=dict)
+    by_tool: dict[str, int] = field(default_factory=dict)
     cancelled: bool = False
 
 
@@ -167,6 +168,7 @@ class Rules:
         refund: a failed body's attempt is given back: ``""`` (never),
             ``"budget"`` or ``"both"`` (budget and signature).
         count_refused: a refused call counts against the budget too.
+        budget_per_tool: the budget is counted per tool name, not for the whole run.
         recheck: cancellation is checked again after the body.
         body_first: the body runs before the checks.
     """
@@ -179,6 +181,7 @@ class Rules:
     count_refused: bool = False
     recheck: bool = True
     body_first: bool = False
+    budget_per_tool: bool = False
 
     def refusal(self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]) -> str | None:
         for check in self.order:
@@ -186,7 +189,8 @@ class Rules:
                 return check
             if check == "permission" and call.capability not in granted:
                 return check
-            if check == "tool_budget" and state.admitted >= tool_calls + self.budget_slack:
+            admitted = state.by_tool.get(call.tool, 0) if self.budget_per_tool else state.admitted
+            if check == "tool_budget" and admitted >= tool_calls + self.budget_slack:
                 return check
             if check == "repetition" and state.seen.get(_key(self.key, call), 0) >= repetitions + self.repeat_slack:
                 return check
@@ -213,15 +217,18 @@ class Rules:
         if refused is not None:
             if self.count_refused:
                 state.admitted += 1
+                state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
             return (REFUSAL[refused], int(self.body_first))
         key = _key(self.key, call)
         state.admitted += 1
+        state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
         state.seen[key] = state.seen.get(key, 0) + 1
         if self.body_first:
             return ("Cancelled" if state.cancelled and self.recheck and step.body == "cancels" else "ran", 1)
         if step.body == "fails":
             if self.refund:
                 state.admitted -= 1
+                state.by_tool[call.tool] -= 1
                 if self.refund == "both":
                     state.seen[key] -= 1
             return ("fails", 1)
@@ -287,6 +294,8 @@ def _faults() -> tuple[Fault, ...]:
         Fault("failed_body_refunded", Rules(refund="both"),
               "a failed body's attempt and its signature are given back (or counted only when the body "
               "succeeds); the reservation stands even if the body fails"),
+        Fault("budget_per_tool", Rules(budget_per_tool=True),
+              "the tool budget is counted per tool; it counts every attempt of the run, whatever the tool"),
         Fault("refused_calls_counted", Rules(count_refused=True),
               "refused calls are counted against the budget; only admitted attempts count"),
         Fault("no_recheck_after_body", Rules(recheck=False),
@@ -297,8 +306,9 @@ def _faults() -> tuple[Fault, ...]:
     ]
     for size in range(len(CHECKS), 0, -1):
         for order in itertools.permutations(CHECKS, size):
-            if order == CHECKS:
-                continue
+            in_order = list(order) == sorted(order, key=CHECKS.index)
+            if order == CHECKS or (size < len(CHECKS) and not in_order):
+                continue  # one change at a time: a check left out, or all four in another order
             fault_id, words = _order_words(order)
             faults.append(Fault(fault_id, Rules(order=order), words))
     return tuple(faults)
@@ -306,7 +316,7 @@ def _faults() -> tuple[Fault, ...]:
 
 FAULTS = _faults()
 _SIMPLE_IDS = {"budget_admits_one_too_many", "budget_refuses_one_too_early", "failed_body_refunded",
-               "refused_calls_counted", "body_before_check"}
+               "body_before_check"}  # counting refused calls cannot show with one budget: once full, it stays full
 """Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
 
 SIMPLE_FAULTS = tuple(
@@ -342,6 +352,11 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
             calls = tuple(Call(distinct[i], r.choice(("ok", "ok", "fails"))) for i in range(n))
             made.append(Script(calls, tool_calls=r.randint(1, 3), repetitions=9))
         return tuple(sorted(dict.fromkeys(made), key=lambda s: len(s.calls)))
+    r42, r42f, r1 = ALPHABET[0], ALPHABET[1], ALPHABET[2]
+    made += [  # hand-made: a signature asked three times, within the budget, with 1 and 2 repetitions
+        Script((Call(r42), Call(r42f), Call(r42)), tool_calls=3, repetitions=1),
+        Script((Call(r42), Call(r42f), Call(r42), Call(r1)), tool_calls=3, repetitions=2),
+    ]
     grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
     for _ in range(count):
         n = r.randint(1, 5)

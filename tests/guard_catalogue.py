@@ -1,0 +1,580 @@
+"""Guards as learners write them, wrong and right: the guard checker's own test suite (chapter 10).
+
+Each wrong guard has one mistake and names the fault id ``check_guard`` must
+find (``FAULT``); each right guard is a different way to write a correct one.
+The code is written as a learner would, not to suit the checker: no ``pause()``
+is needed anywhere, and none decides a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import Counter
+
+import labkit
+from labkit.teaching.capstone import GuardBase, pause
+
+_COUNT = 0
+
+
+class Reference(GuardBase):
+    """Right: labkit's order under one lock, the body outside it, the re-check after it."""
+
+    def admit(self, call, body):
+        with self.lock:
+            if self.cancelled:
+                return "Cancelled"
+            if call.capability not in self.granted:
+                return "PermissionDenied"
+            if self.admitted >= self.tool_calls:
+                return "ToolBudget"
+            key = labkit.signature(call.tool, call.arguments)
+            if self.seen.get(key, 0) >= self.repetitions:
+                return "RepeatedCall"
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        result = body()
+        if self.cancelled:
+            return "Cancelled"
+        return result
+
+
+def _refusal(guard, call, key, admitted=None):
+    """The rules in order, for guards that only change where the lock or the reservation is."""
+    if guard.cancelled:
+        return "Cancelled"
+    if call.capability not in guard.granted:
+        return "PermissionDenied"
+    if (guard.admitted if admitted is None else admitted) >= guard.tool_calls:
+        return "ToolBudget"
+    if guard.seen.get(key, 0) >= guard.repetitions:
+        return "RepeatedCall"
+    return None
+
+
+def _finish(guard, body):
+    result = body()
+    return "Cancelled" if guard.cancelled else result
+
+
+# -- wrong: the lock ----------------------------------------------------------------------
+
+
+class CheckOutsideLock(GuardBase):
+    FAULT = "check_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        refused = _refusal(self, call, key)
+        if refused:
+            return refused
+        with self.lock:
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class ReservationOutsideLock(GuardBase):
+    FAULT = "reservation_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            refused = _refusal(self, call, key)
+        if refused:
+            return refused
+        self.admitted += 1
+        self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class CheckPauseReserve(GuardBase):
+    """The check and the reservation each locked, with a pause between the two steps."""
+
+    FAULT = "check_and_reserve_in_two_steps"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            refused = _refusal(self, call, key)
+        if refused:
+            return refused
+        pause()
+        with self.lock:
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class StaleCopy(GuardBase):
+    """Reads the count under the lock, writes back its own copy after releasing it."""
+
+    FAULT = "reservation_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            count = self.admitted
+            refused = _refusal(self, call, key, admitted=count)
+        if refused:
+            return refused
+        self.admitted = count + 1
+        with self.lock:
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class SecondLock(GuardBase):
+    FAULT = "two_locks"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reserve_lock = threading.Lock()
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            refused = _refusal(self, call, key)
+        if refused:
+            return refused
+        with self.reserve_lock:
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class NoLockAtAll(GuardBase):
+    FAULT = "check_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        refused = _refusal(self, call, key)
+        if refused:
+            return refused
+        self.admitted += 1
+        self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class TakesTheLockTwice(GuardBase):
+    FAULT = "deadlock"
+
+    def admit(self, call, body):
+        with self.lock:
+            key = labkit.signature(call.tool, call.arguments)
+            with self.lock:
+                refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class GlobalCount(GuardBase):
+    FAULT = "state_outside_self"
+
+    def admit(self, call, body):
+        global _COUNT
+        with self.lock:
+            if _COUNT >= self.tool_calls:
+                return "ToolBudget"
+            _COUNT += 1
+        return body()
+
+
+# -- wrong: the rules ---------------------------------------------------------------------
+
+
+class _Rules(GuardBase):
+    """The reference, with each rule a method a wrong guard can change."""
+
+    def key(self, call):
+        return labkit.signature(call.tool, call.arguments)
+
+    def over_budget(self):
+        return self.admitted >= self.tool_calls
+
+    def repeated(self, key):
+        return self.seen.get(key, 0) >= self.repetitions
+
+    def checks(self, call, key):
+        return [
+            ("Cancelled", lambda: self.cancelled),
+            ("PermissionDenied", lambda: call.capability not in self.granted),
+            ("ToolBudget", self.over_budget),
+            ("RepeatedCall", lambda: self.repeated(key)),
+        ]
+
+    def reserve(self, call, key):
+        self.admitted += 1
+        self.seen[key] = self.seen.get(key, 0) + 1
+
+    def run(self, call, key, body):
+        return _finish(self, body)
+
+    def admit(self, call, body):
+        key = self.key(call)
+        with self.lock:
+            for reason, refuses in self.checks(call, key):
+                if refuses():
+                    return reason
+            self.reserve(call, key)
+        return self.run(call, key, body)
+
+
+class GreaterThan(_Rules):
+    FAULT = "budget_admits_one_too_many"
+
+    def over_budget(self):
+        return self.admitted > self.tool_calls
+
+
+class OneTooEarly(_Rules):
+    FAULT = "budget_refuses_one_too_early"
+
+    def over_budget(self):
+        return self.admitted + 1 >= self.tool_calls
+
+
+class RepeatGreaterThan(_Rules):
+    FAULT = "repetition_admits_one_too_many"
+
+    def repeated(self, key):
+        return self.seen.get(key, 0) > self.repetitions
+
+
+class BudgetBeforePermission(_Rules):
+    FAULT = "rules_in_wrong_order"
+
+    def checks(self, call, key):
+        cancelled, permission, budget, repetition = super().checks(call, key)
+        return [cancelled, budget, permission, repetition]
+
+
+class CancellationLast(_Rules):
+    FAULT = "rules_in_wrong_order"
+
+    def checks(self, call, key):
+        cancelled, *rules = super().checks(call, key)
+        return [*rules, cancelled]
+
+
+class NoPermission(_Rules):
+    FAULT = "no_permission_rule"
+
+    def checks(self, call, key):
+        return [c for c in super().checks(call, key) if c[0] != "PermissionDenied"]
+
+
+class NoCancellationCheck(_Rules):
+    FAULT = "no_cancellation_check"
+
+    def checks(self, call, key):
+        return super().checks(call, key)[1:]
+
+    def run(self, call, key, body):
+        return body()
+
+
+class RefundsFailedBody(_Rules):
+    FAULT = "failed_body_refunded"
+
+    def run(self, call, key, body):
+        try:
+            return _finish(self, body)
+        except Exception:
+            with self.lock:
+                self.admitted -= 1
+                self.seen[key] -= 1
+            raise
+
+
+class ReservesAfterSuccess(_Rules):
+    """Counts an attempt only once its body succeeded (so a failed one is free)."""
+
+    FAULT = "failed_body_refunded"
+
+    def reserve(self, call, key):
+        pass
+
+    def run(self, call, key, body):
+        result = body()
+        with self.lock:
+            super().reserve(call, key)
+        return "Cancelled" if self.cancelled else result
+
+
+class CountsRefused(_Rules):
+    """Reserves first, then checks, and never gives a refused call's place back."""
+
+    FAULT = "refused_calls_counted"
+
+    def admit(self, call, body):
+        key = self.key(call)
+        with self.lock:
+            self.admitted += 1
+            for reason, refuses in self.checks(call, key):
+                if reason == "ToolBudget":
+                    refuses = lambda: self.admitted > self.tool_calls  # noqa: E731
+                if refuses():
+                    return reason
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return self.run(call, key, body)
+
+
+class BudgetPerTool(_Rules):
+    FAULT = "budget_per_tool"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.per_tool = Counter()
+
+    def over_budget(self):
+        return False
+
+    def checks(self, call, key):
+        cancelled, permission, _, repetition = super().checks(call, key)
+        return [cancelled, permission, ("ToolBudget", lambda: self.per_tool[call.tool] >= self.tool_calls), repetition]
+
+    def reserve(self, call, key):
+        super().reserve(call, key)
+        self.per_tool[call.tool] += 1
+
+
+class SignaturePerTool(_Rules):
+    FAULT = "signature_per_tool"
+
+    def key(self, call):
+        return call.tool
+
+
+class SignatureFromRawText(_Rules):
+    FAULT = "signature_from_raw_text"
+
+    def key(self, call):
+        return call.tool + call.raw
+
+
+class SignatureWithoutTool(_Rules):
+    FAULT = "signature_ignores_tool"
+
+    def key(self, call):
+        return labkit.canonical(dict(call.arguments))
+
+
+class NoRecheck(_Rules):
+    FAULT = "no_recheck_after_body"
+
+    def run(self, call, key, body):
+        return body()
+
+
+class BodyFirst(_Rules):
+    FAULT = "body_before_check"
+
+    def admit(self, call, body):
+        result = body()
+        key = self.key(call)
+        with self.lock:
+            for reason, refuses in self.checks(call, key):
+                if refuses():
+                    return reason
+            self.reserve(call, key)
+        return result
+
+
+WRONG = [
+    CheckOutsideLock, ReservationOutsideLock, CheckPauseReserve, StaleCopy, SecondLock, NoLockAtAll,
+    TakesTheLockTwice, GlobalCount, GreaterThan, OneTooEarly, RepeatGreaterThan, BudgetBeforePermission,
+    CancellationLast, NoPermission, NoCancellationCheck, RefundsFailedBody, ReservesAfterSuccess, CountsRefused,
+    BudgetPerTool, SignaturePerTool, SignatureFromRawText, SignatureWithoutTool, NoRecheck, BodyFirst,
+]
+
+
+# -- right ----------------------------------------------------------------------------------
+
+
+class WithRLock(Reference):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lock = threading.RLock()
+
+
+class WithCondition(GuardBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.changed = threading.Condition()
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.changed:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+            self.changed.notify_all()
+        return _finish(self, body)
+
+
+class WithContextManager(GuardBase):
+    @contextlib.contextmanager
+    def deciding(self):
+        self.lock.acquire()
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.deciding():
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class OtherLayout(GuardBase):
+    """Its own names: a private lock, a state dict and a Counter."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._mutex = threading.Lock()
+        self.state = {"used": 0, "by_signature": Counter()}
+
+    def admit(self, call, body):
+        sig = labkit.signature(call.tool, call.arguments)
+        with self._mutex:
+            if self.cancelled:
+                return "Cancelled"
+            if call.capability not in self.granted:
+                return "PermissionDenied"
+            if self.state["used"] >= self.tool_calls:
+                return "ToolBudget"
+            if self.state["by_signature"][sig] >= self.repetitions:
+                return "RepeatedCall"
+            self.state["used"] += 1
+            self.state["by_signature"][sig] += 1
+        outcome = body()
+        return "Cancelled" if self.cancelled else outcome
+
+
+class BodyInsideLock(GuardBase):
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+            return _finish(self, body)
+
+
+class ReserveThenRollBack(GuardBase):
+    """Reserves first and gives the place back on refusal, all under the lock: right."""
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            self.admitted += 1
+            refused = _refusal(self, call, key, admitted=self.admitted - 1)
+            if refused:
+                self.admitted -= 1
+                return refused
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class PausesEverywhere(Reference):
+    """Right, with pause() between every step: a hint changes nothing."""
+
+    def admit(self, call, body):
+        pause()
+        with self.lock:
+            pause()
+            refused = _refusal(self, call, labkit.signature(call.tool, call.arguments))
+            pause()
+            if refused:
+                return refused
+            key = labkit.signature(call.tool, call.arguments)
+            self.admitted += 1
+            pause()
+            self.seen[key] = self.seen.get(key, 0) + 1
+        pause()
+        return _finish(self, body)
+
+
+RIGHT = [Reference, WithRLock, WithCondition, WithContextManager, OtherLayout, BodyInsideLock, ReserveThenRollBack,
+         PausesEverywhere]
+
+
+# -- the one-budget form, admit(body) -> bool ---------------------------------------------------
+
+
+class SimpleUnlocked(GuardBase):
+    FAULT = "check_outside_lock"
+
+    def admit(self, body):
+        if self.admitted >= self.limit:
+            return False
+        pause()
+        self.admitted += 1
+        body()
+        return True
+
+
+class SimpleSplit(GuardBase):
+    FAULT = "check_and_reserve_in_two_steps"
+
+    def admit(self, body):
+        with self.lock:
+            if self.admitted >= self.limit:
+                return False
+        with self.lock:
+            self.admitted += 1
+        body()
+        return True
+
+
+class SimpleBodyFirst(GuardBase):
+    FAULT = "body_before_check"
+
+    def admit(self, body):
+        body()
+        with self.lock:
+            if self.admitted >= self.limit:
+                return False
+            self.admitted += 1
+        return True
+
+
+class SimpleGreaterThan(GuardBase):
+    FAULT = "budget_admits_one_too_many"
+
+    def admit(self, body):
+        with self.lock:
+            if self.admitted > self.limit:
+                return False
+            self.admitted += 1
+        body()
+        return True
+
+
+class SimpleRight(GuardBase):
+    def admit(self, body):
+        with self.lock:
+            if self.admitted >= self.limit:
+                return False
+            self.admitted += 1
+        body()
+        return True
+
+
+SIMPLE_WRONG = [SimpleUnlocked, SimpleSplit, SimpleBodyFirst, SimpleGreaterThan]
+SIMPLE_RIGHT = [SimpleRight]

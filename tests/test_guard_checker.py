@@ -1,0 +1,272 @@
+"""Chapter 10's guard checker: it finds every wrong guard of the catalogue for the right reason and passes
+every right one, names a fault only when that fault explains every answer, and its reference rules agree
+with labkit's own scope.
+
+No timing is asserted and nothing depends on luck: the checker's scheduler runs one thread at a time and
+explores every schedule within its bound, so a verdict is the same on every run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import labkit
+from labkit import ExecutionScope, Limits, RunHalted, UserError
+from labkit.teaching.capstone import GuardBase, check_guard, pause
+from labkit.teaching.capstone.rules import ALPHABET, FAULTS, GRANTED, REFERENCE, SIMPLE_FAULTS, Call, Rules, Script, scripts
+
+import guard_catalogue as catalogue
+
+# -- the catalogue ------------------------------------------------------------------------
+
+
+def test_the_catalogue_holds_at_least_fifteen_distinct_faults_and_five_right_guards():
+    assert len({g.FAULT for g in catalogue.WRONG}) >= 15
+    assert len(catalogue.RIGHT) >= 5
+
+
+@pytest.mark.parametrize("guard", catalogue.WRONG + catalogue.SIMPLE_WRONG, ids=lambda g: g.__name__)
+def test_every_wrong_guard_fails_with_its_own_diagnosis(guard):
+    report = check_guard(guard)
+    assert not report.passed
+    assert guard.FAULT in report.faults, str(report)
+    text = str(report)
+    assert text.startswith(f"{guard.__name__}: not a correct guard")
+    assert "why: " in text
+
+
+@pytest.mark.parametrize("guard", catalogue.RIGHT + catalogue.SIMPLE_RIGHT, ids=lambda g: g.__name__)
+def test_every_right_guard_passes_every_script_and_every_schedule(guard):
+    report = check_guard(guard)
+    assert report.passed, str(report)
+    assert report.faults == () and report.schedules > 0 and report.scripts > 0
+    assert str(report).startswith(f"{guard.__name__}: correct")
+
+
+def test_a_single_fault_is_named_alone():
+    """Guards with one mistake get that mistake's id and no other (the scripts tell them all apart)."""
+    single = [g for g in catalogue.WRONG if g is not catalogue.NoCancellationCheck]
+    for guard in single:
+        assert check_guard(guard).faults == (guard.FAULT,), guard.__name__
+
+
+def test_the_check_pause_reserve_guard_prints_its_breaking_schedule_turn_by_turn():
+    report = check_guard(catalogue.CheckPauseReserve)
+    lines = str(report).splitlines()
+    start = next(i for i, line in enumerate(lines) if "the shortest schedule that breaks it" in line)
+    turns = [line.strip()[0] for line in lines[start + 1 :] if line.startswith("    ") and line.strip()[:1] in "AB"]
+    assert turns[:3] == ["A", "B", "A"], str(report)  # A checks, B runs through, A reserves anyway
+    assert "1 preemption," in lines[start]
+    assert any(line.strip().startswith("A checked admitted = 1") and "reserved anyway" in line for line in lines)
+    assert "A released self.lock between its check and its reservation" in lines[-1]
+    assert report.admitted == 2 and report.bodies_started == 2  # both threads ran: one over the last place
+
+
+def test_pause_never_decides_a_verdict():
+    """The same guard with pause() calls added or removed gets the same verdict and the same fault."""
+
+    class Unpaused(catalogue.CheckPauseReserve):
+        def admit(self, call, body):
+            key = labkit.signature(call.tool, call.arguments)
+            with self.lock:
+                refused = catalogue._refusal(self, call, key)
+            if refused:
+                return refused
+            with self.lock:
+                self.admitted += 1
+                self.seen[key] = self.seen.get(key, 0) + 1
+            return catalogue._finish(self, body)
+
+    assert check_guard(Unpaused).faults == check_guard(catalogue.CheckPauseReserve).faults
+    assert check_guard(catalogue.PausesEverywhere).passed
+
+
+# -- generated wrong guards: a fault is named only when it is the one made -------------------
+
+
+class RulesGuard(GuardBase):
+    """A guard that follows ``RULES`` for one call at a time, all under one lock (the lock is never the question)."""
+
+    RULES = REFERENCE
+
+    def admit(self, call, body):
+        rules = self.RULES
+        key = {"raw": call.tool + ":" + call.raw, "tool": call.tool,
+               "arguments": labkit.canonical(dict(call.arguments))}.get(rules.key) or labkit.signature(
+            call.tool, call.arguments)
+        with self.lock:
+            per_tool = self.__dict__.setdefault("per_tool", {})
+            for check in rules.order:
+                refused = {
+                    "cancelled": lambda: self.cancelled,
+                    "permission": lambda: call.capability not in self.granted,
+                    "tool_budget": lambda: (per_tool.get(call.tool, 0) if rules.budget_per_tool else self.admitted)
+                    >= self.tool_calls + rules.budget_slack,
+                    "repetition": lambda: self.seen.get(key, 0) >= self.repetitions + rules.repeat_slack,
+                }[check]()
+                if refused:
+                    if rules.count_refused:
+                        self.admitted += 1
+                        per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+                    return {"cancelled": "Cancelled", "permission": "PermissionDenied",
+                            "tool_budget": "ToolBudget", "repetition": "RepeatedCall"}[check]
+            self.admitted += 1
+            per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        try:
+            result = body()
+        except Exception:
+            if rules.refund:
+                with self.lock:
+                    self.admitted -= 1
+                    per_tool[call.tool] -= 1
+                    if rules.refund == "both":
+                        self.seen[key] -= 1
+            raise
+        if rules.recheck and self.cancelled:
+            return "Cancelled"
+        return result
+
+
+_CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # RulesGuard runs the body after
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=_CHANGES, second=st.one_of(st.none(), _CHANGES))
+def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(first, second):
+    changes = {name: getattr(first.rules, name) for name in Rules.__dataclass_fields__
+               if getattr(first.rules, name) != getattr(REFERENCE, name)}
+    made = {first.id}
+    if second is not None:
+        extra = {name: getattr(second.rules, name) for name in Rules.__dataclass_fields__
+                 if getattr(second.rules, name) != getattr(REFERENCE, name)}
+        if not set(extra) & set(changes):
+            changes.update(extra)
+            made.add(second.id)
+    rules = replace(REFERENCE, **changes)
+    guard = type("Generated", (RulesGuard,), {"RULES": rules})
+    report = check_guard(guard)
+    differs = any(rules.run(s) != REFERENCE.run(s) for s in scripts())
+    assert report.passed is not differs, str(report)
+    named = set(report.faults) - {"unexplained"}
+    assert named <= made, (made, report.faults)
+    if differs and second is None:
+        assert report.faults == (first.id,), str(report)
+
+
+def test_the_scripts_tell_every_known_fault_from_the_rules_and_from_each_other():
+    for simple, faults in ((False, FAULTS), (True, SIMPLE_FAULTS)):
+        tried = scripts(simple=simple)
+        reference = tuple(REFERENCE.run(s) for s in tried)
+        answers: dict[tuple, set[str]] = {}
+        for fault in faults:
+            result = tuple(fault.rules.run(s) for s in tried)
+            assert result != reference, fault.id
+            answers.setdefault(result, set()).add(fault.id)
+        assert all(len(ids) == 1 for ids in answers.values()), [ids for ids in answers.values() if len(ids) > 1]
+
+
+# -- the reference rules against labkit's own scope ----------------------------------------------
+
+_scripts = st.builds(
+    lambda calls, tool_calls, repetitions, granted: Script(tuple(calls), tool_calls, repetitions, granted),
+    st.lists(st.builds(Call, st.sampled_from(ALPHABET), st.sampled_from(["ok", "fails"])), min_size=1, max_size=7),
+    st.integers(0, 4),
+    st.integers(0, 3),
+    st.sampled_from([GRANTED, frozenset({"ticket.read"}), frozenset({"review.finish"}), frozenset()]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=_scripts)
+def test_the_reference_rules_answer_as_labkit_scope_until_its_first_halt(script):
+    """labkit's scope halts the run at its first refusal; up to there, every answer is the rules' answer."""
+    scope = ExecutionScope(Limits(tool_calls=script.tool_calls, repetitions=script.repetitions), script.granted)
+    behaviour = iter(call.body for call in script.calls)
+
+    def body(input: int) -> str:
+        if next(behaviour) == "fails":
+            raise RuntimeError("the body failed")
+        return "done"
+
+    tools = {name: scope.tool(name, cap, body) for name, cap in (("read_ticket", "ticket.read"),
+                                                                  ("finish_review", "review.finish"))}
+    expected = REFERENCE.run(script)
+    for call, (answer, bodies) in zip(script.calls, expected):
+        try:
+            tools[call.attempt.tool].invoke(call.attempt.raw)
+        except RunHalted as halt:
+            if halt.refused:
+                assert answer == halt.reason.value, (call, answer, halt)
+                return
+            raise
+        except Exception:
+            got = "fails"
+        else:
+            got = "ran"
+        assert answer == got, (call, answer, got)
+
+
+# -- what a learner can get wrong around the guard -----------------------------------------------
+
+
+def test_the_unfinished_exercise_is_reported_not_raised():
+    class Skeleton(GuardBase):
+        def admit(self, call, body):
+            return ...
+
+    assert "not a refusal" in str(check_guard(Skeleton))
+    report = check_guard(GuardBase)
+    assert not report.passed and report.problems == ("admit is not written yet",)
+
+
+def test_an_endless_admit_is_reported_with_the_step_cap():
+    class Spins(GuardBase):
+        def admit(self, call, body):
+            while self.admitted >= 0:
+                pass
+
+    report = check_guard(Spins)
+    assert report.faults == ("hang",) and "endless loop" in report.problems[0]
+
+
+def test_a_constructor_that_fails_and_bad_arguments_are_one_line_usage_errors():
+    class Broken(GuardBase):
+        def __init__(self, *args):
+            raise ValueError("no")
+
+        def admit(self, call, body):
+            return body()
+
+    for call in (lambda: check_guard(Broken), lambda: check_guard(catalogue.Reference()),
+                 lambda: check_guard(catalogue.Reference, threads=1), lambda: check_guard(catalogue.Reference, bound=9),
+                 lambda: check_guard(catalogue.Reference, limit=True)):
+        with pytest.raises(UserError) as info:
+            call()
+        assert "\n" not in str(info.value)
+
+
+def test_notebooks_written_for_the_earlier_harness_still_run():
+    report = check_guard(catalogue.SimpleRight, limit=3, threads=2, rounds=3, pause_timeout_s=0.5)
+    assert report.passed
+    assert GuardBase(3).limit == 3
+
+
+def test_pause_and_the_hooks_do_nothing_outside_the_checker():
+    guard = catalogue.Reference()
+    pause()
+    assert guard.admit(ALPHABET[0], lambda: "ok") == "ok"
+    assert guard.admitted == 1 and guard.seen == {labkit.signature("read_ticket", {"input": 42}): 1}
+
+
+def test_the_checker_imports_nothing_heavy():
+    code = ("import sys, labkit.teaching.capstone as c; "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'ipywidgets', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
