@@ -14,7 +14,8 @@ test) can read exactly what is drawn:
   refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
 * :func:`timeline_data` / :func:`timeline_chart` — every control event in
   order, on four lanes (model, middleware, guard, body), with the stop drawn
-  across the lanes (SPEC §3.5, §3.6).
+  across the lanes (SPEC §3.5, §3.6); a run of more than 40 events is drawn
+  as its first 30 and last 10, and its title says so.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..loops.outcome import RunOutcome, RunStatus
 
 __all__ = [
     "LANES",
+    "TIMELINE_MAX_EVENTS",
     "CounterRow",
     "TimelineRow",
     "counters_chart",
@@ -323,6 +325,16 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
     return rows
 
 
+TIMELINE_MAX_EVENTS = 40
+"""The most events :func:`timeline_chart` draws: a longer run is drawn as its first
+:data:`TIMELINE_HEAD` and last :data:`TIMELINE_TAIL` events with a gap mark between them (its
+title says how many were drawn), so a run of thousands of events still draws in a moment.
+:func:`timeline_data` always returns every row."""
+
+TIMELINE_HEAD = 30
+TIMELINE_TAIL = 10
+
+
 def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     """Draw the run as a timeline: one lane each for model, middleware, guard and body.
 
@@ -332,9 +344,14 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     line across every lane, labelled with the rule that decided it. The rows
     are :func:`timeline_data`.
 
+    A run of more than :data:`TIMELINE_MAX_EVENTS` (40) events is cut: its first 30
+    and last 10 events are drawn, a ``⋯ N events not drawn ⋯`` mark sits between them,
+    and the title ends with ``(40 of N events drawn: the first 30 and the last 10)``.
+
     Args:
         outcome: the run to draw.
-        title: defaults to the status and why it ended the run.
+        title: defaults to the status and why it ended the run (the note on a cut run is
+            added to a given title too).
 
     Returns:
         The figure (closed for pyplot, so a notebook shows it once: as the cell's value).
@@ -345,13 +362,23 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     outcome = _outcome(outcome, "timeline_chart")
     rows = timeline_data(outcome)
     steps = len(outcome.events)
-    fig, ax = plt.subplots(figsize=(max(6.4, 1.05 * steps + 2.0), 3.0))
+    cut = steps > TIMELINE_MAX_EVENTS
+    hidden = steps - TIMELINE_HEAD - TIMELINE_TAIL if cut else 0
+
+    def place(step: int) -> int:  # the x of a step: a cut run's tail moves left, past a one-step gap
+        return step - hidden + 1 if cut and step > TIMELINE_HEAD else step
+
+    if cut:
+        rows = [row for row in rows if row.step <= TIMELINE_HEAD or row.step > steps - TIMELINE_TAIL]
+    drawn = steps - hidden
+    width = place(steps) if steps else 0
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.05 * width + 2.0), 3.0))
     lane_y = {lane: i for i, lane in enumerate(LANES)}
     for y in lane_y.values():
         ax.axhline(y, color="#d5d8dc", linewidth=6, zorder=0)
     previous: tuple[float, int] | None = None
     for row in rows:
-        x = row.step + (0.35 if row.lane == "body" else 0.0)
+        x = place(row.step) + (0.35 if row.lane == "body" else 0.0)
         y = lane_y[row.lane]
         if previous is not None:
             ax.annotate("", xy=(x, y), xytext=previous,
@@ -359,19 +386,29 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
         if row.stop:
             ax.axvline(x, color=_HIGHLIGHT, linewidth=2, zorder=1)
             ax.plot(x, y, marker="X", markersize=11, color=_HIGHLIGHT, zorder=3)
-            left = row.step < steps * 0.6  # the label goes where there is room
+            left = x < width * 0.6  # the label goes where there is room
             ax.text(x + 0.12 if left else x - 0.12, -0.5, f"{row.kind}: {row.label}", color=_HIGHLIGHT,
                     fontweight="bold", fontsize=8.5, va="bottom", ha="left" if left else "right")
         else:
             ax.plot(x, y, marker="o", markersize=8, color="#2e86c1" if row.lane != "body" else "#1e8449", zorder=3)
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
         previous = (x, y)
+    shown_steps = [step for step in range(1, steps + 1) if not cut or step <= TIMELINE_HEAD or step > steps - TIMELINE_TAIL]
+    if cut:
+        ax.text(TIMELINE_HEAD + 1, (len(LANES) - 1) / 2, f"\u22ef {hidden:,} events\nnot drawn \u22ef",
+                ha="center", va="center", fontsize=8, color="#566573",
+                bbox={"facecolor": "white", "edgecolor": "#aab7b8"}, zorder=4)
     ax.set_yticks(range(len(LANES)), list(LANES))
     ax.set_ylim(len(LANES) - 0.25, -0.9)
-    ax.set_xlim(0.4, max(steps, 1) + 0.9)
-    ax.set_xticks(range(1, steps + 1))
+    ax.set_xlim(0.4, max(width, 1) + 0.9)
+    ax.set_xticks([place(step) for step in shown_steps], [str(step) for step in shown_steps])
     ax.set_xlabel("step (event order)")
-    ax.set_title(title or f"{outcome.status.value}: {_WHY[outcome.status]}")
+    heading = title or f"{outcome.status.value}: {_WHY[outcome.status]}"
+    if cut:
+        heading += (
+            f" ({drawn} of {steps:,} events drawn: the first {TIMELINE_HEAD} and the last {TIMELINE_TAIL})"
+        )
+    ax.set_title(heading)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
