@@ -46,6 +46,8 @@ TARGET_SYNC_RUN_RATIO = 1.5  # sync labkit.run / await arun
 TARGET_SYNC_BODY_US = 60.0  # a sync body awaited inside a run, per call
 TARGET_CLOSURE_RATIO = 1.2  # closure-body tools / module-level-body tools, per run
 TARGET_COLD_MODEL_RATIO = 1.15  # console / (floor + one model class)
+# issue 17
+TARGET_CHECK_GUARD_S = 2.0  # one check_guard call on a correct guard, in a notebook cell
 
 
 def paired_ratios(a: list[float], b: list[float]) -> tuple[float, float, float] | None:
@@ -161,7 +163,7 @@ def _range(r: tuple[float, float, float] | list[float] | None, digits: int = 2) 
     return f"{r[0]:.{digits}f}–{r[1]:.{digits}f}"
 
 
-def render(rows, guard, paired, scale, cold, notebooks, versions, machine, command, elapsed, note) -> str:
+def render(rows, guard, paired, scale, cold, notebooks, versions, machine, command, elapsed, note, capstone=None) -> str:
     base_import = rows["bare"].get("import_ms")
     base_mem = rows["bare"].get("peak_kib")
     out = ["# Benchmarks", "",
@@ -180,6 +182,11 @@ def render(rows, guard, paired, scale, cold, notebooks, versions, machine, comma
         out.append(f"- {note}")
     out += ["", "## Targets", ""]
     out += _targets(rows, guard, paired, cold, notebooks)
+    if (capstone or {}).get("correct"):
+        c = capstone["correct"]
+        out.append(f"- chapter 10's `check_guard` on a correct guard ≤ {TARGET_CHECK_GUARD_S:g} s (a notebook cell): "
+                   f"**{c['wall_s']:.2f} s** wall, {c['cpu_s']:.2f} s CPU ({c['schedules']:,} schedules, up to "
+                   f"{c['bound']} preemptions) — {'met' if c['wall_s'] <= TARGET_CHECK_GUARD_S else 'missed'}.")
     out += ["", "## 1. One `complete` run (3 model calls, 2 tool calls)", "",
             "Same scripted model (call 1 asks for `read_ticket(42)`, call 2 for `finish_review(42)`, call 3 says "
             "\"Review finished.\"), same two tool bodies, limits 6 model calls / 4 tool calls in every implementation. "
@@ -302,12 +309,34 @@ def render(rows, guard, paired, scale, cold, notebooks, versions, machine, comma
             out.append(f"- with pytest-xdist `-n {notebooks['workers']}` (`--dist loadfile`): **{notebooks['parallel_s']:.1f} s** (exit {notebooks['parallel_exit']}: {notebooks['parallel_summary']}).")
         else:
             out.append(f"- {notebooks.get('note')}")
+    out += _capstone(capstone or {})
     out += ["", "## What changed for these figures, and what remains", ""] + WHY + [""]
     out += ["## Reproduce", "", "```", "make bench            # = .venv/bin/python -m benchmarks (installs the bench extra first)",
             "python -m benchmarks --quick --no-write   # a fast look, prints only",
             "python -m benchmarks.paired              # only the paired rows of section 2",
             "```", ""]
     return "\n".join(out)
+
+
+def _capstone(capstone: dict[str, Any]) -> list[str]:
+    out = ["", "## 7. Chapter 10's guard checker", "",
+           "One `check_guard` call (median of 5 in one process, `benchmarks/capstone.py`): the guard answers every "
+           "sequential script alone, then runs under every schedule of three two-thread races with up to "
+           f"{capstone.get('bound', '?')} preemptions (one thread at a time, a switch possible at every read or write "
+           "of its state and every lock operation). A correct guard explores them all; a wrong one stops at the first "
+           "schedule that breaks it, fewest preemptions first.", "",
+           "| guard | verdict | scripts | schedules | preemptions explored | wall s (range) | CPU s |",
+           "|---|---|---:|---:|---:|---|---:|"]
+    if "error" in capstone or not capstone:
+        out.append(f"| error | {capstone.get('error', 'not measured')} | | | | | |")
+        return out
+    for label, key in (("chapter 10's answer (right)", "correct"), ("check–pause–reserve (wrong)", "split")):
+        c = capstone[key]
+        verdict_text = "correct" if c["passed"] else ", ".join(c["faults"])
+        lo, hi = c["wall_range"]
+        out.append(f"| {label} | {verdict_text} | {c['scripts']} | {c['schedules']:,} | {c['bound']} | "
+                   f"{c['wall_s']:.2f} ({lo:.2f}–{hi:.2f}) | {c['cpu_s']:.2f} |")
+    return out
 
 
 def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
@@ -460,8 +489,11 @@ def main() -> None:
     else:
         print("notebooks ...", file=sys.stderr, flush=True)
         notebooks = _json_of([sys.executable, "-m", "benchmarks.notebooks", "--dir", args.notebooks_dir])
+    print("guard checker ...", file=sys.stderr, flush=True)
+    capstone = _json_of([sys.executable, "-m", "benchmarks.capstone"] + (["--repeats", "2"] if args.quick else []))
     note = args.note or ""
-    page = render(rows, guard, paired, scale, cold, notebooks, _versions(), machine, command, time.perf_counter() - started, note)
+    page = render(rows, guard, paired, scale, cold, notebooks, _versions(), machine, command, time.perf_counter() - started,
+                  note, capstone)
     print(page)
     if not args.no_write:
         path = Path(args.output)
