@@ -66,6 +66,7 @@ def test_the_check_pause_reserve_guard_prints_its_breaking_schedule_turn_by_turn
     assert any(line.strip().startswith("A checked admitted = 1") and "reserved anyway" in line for line in lines)
     assert "A released self.lock between its check and its reservation" in lines[-1]
     assert report.admitted == 2 and report.bodies_started == 2  # both threads ran: one over the last place
+    assert report.found_in == "race" and report.preemptions == 1
 
 
 def test_pause_never_decides_a_verdict():
@@ -219,11 +220,17 @@ def test_the_reference_rules_answer_as_labkit_scope_until_its_first_halt(script)
 def test_the_unfinished_exercise_is_reported_not_raised():
     class Skeleton(GuardBase):
         def admit(self, call, body):
+            ...
+
+    class Dots(GuardBase):
+        def admit(self, call, body):
             return ...
 
-    assert "not a refusal" in str(check_guard(Skeleton))
-    report = check_guard(GuardBase)
-    assert not report.passed and report.problems == ("admit is not written yet",)
+    assert "not a refusal" in str(check_guard(Dots))
+    for unfinished in (Skeleton, GuardBase):
+        report = check_guard(unfinished)
+        assert not report.passed and report.problems[0].startswith("admit is not written yet"), str(report)
+        assert report.found_in == "alone"
 
 
 def test_an_endless_admit_is_reported_with_the_step_cap():

@@ -535,6 +535,11 @@ class GuardReport:
         admitted: in the race shown (the breaking one, else the first), calls
             that were admitted (their body ran or failed).
         bodies_started: in the race shown, bodies entered.
+        found_in: ``"alone"`` (a call made one after another got a wrong
+            answer), ``"race"`` (a schedule of two threads broke it), or ``""``.
+        preemptions: switches away from a running thread in the breaking
+            schedule (0 when none broke it).
+        summary: for a correct guard, what was tried.
     """
 
     guard: str
@@ -547,6 +552,8 @@ class GuardReport:
     admitted: int = 0
     bodies_started: int = 0
     summary: str = ""
+    found_in: str = ""
+    preemptions: int = 0
 
     @property
     def passed(self) -> bool:
@@ -655,7 +662,8 @@ def check_guard(
         if isinstance(answers, str):
             kind = "deadlock" if answers.startswith("deadlock") else "hang"
             return GuardReport(guard_class.__name__, (f"with one thread: {answers}",), (kind,),
-                               (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),), len(tried) + 1)
+                               (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),), len(tried) + 1,
+                               found_in="alone")
         tried.append((script, answers))
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
@@ -700,13 +708,15 @@ def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[
     ]
     if words:
         problems = tuple(words)
-    elif answers[k][0].startswith("raised NotImplementedError"):
-        problems = ("admit is not written yet",)
+    elif answers[k][0].startswith("raised NotImplementedError") or (
+            all(a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
+                for _, result in tried for a in result)):
+        problems = ("admit is not written yet: return body()'s result, or why the call is refused",)
     elif answers[k][0].startswith(("raised", "returned")):
         problems = (f"admit {answers[k][0]}",)
     else:
         problems = ("this call got another answer than the rules give (no known mistake explains every answer)",)
-    return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried))
+    return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone")
 
 
 def _answer_words(answer: tuple[str, int]) -> str:
@@ -728,7 +738,8 @@ def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts
     if ex.problem:
         return GuardReport(name, (f"with {run.threads} threads: {ex.problem}",),
                            ("deadlock" if ex.problem.startswith("deadlock") else "hang",),
-                           (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)), scripts_tried, schedules)
+                           (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)), scripts_tried, schedules,
+                           found_in="race", preemptions=ex.preemptions)
     fault, why = _witness(ex)
     if fault == "unexplained":
         bodies = sum(b for _, b in run.answers)
@@ -749,4 +760,5 @@ def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts
     ]
     problem = why[-1] if why else "one schedule of the race gives answers no order of the calls gives"
     return GuardReport(name, (problem,), (fault,), tuple([*details, *(f"  {w}" for w in why[:-1])]), scripts_tried,
-                       schedules, result.bound, _admitted(run.answers), sum(b for _, b in run.answers))
+                       schedules, result.bound, _admitted(run.answers), sum(b for _, b in run.answers),
+                       found_in="race", preemptions=ex.preemptions)

@@ -224,7 +224,7 @@ class Rules:
         state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
         state.seen[key] = state.seen.get(key, 0) + 1
         if self.body_first:
-            return ("Cancelled" if state.cancelled and self.recheck and step.body == "cancels" else "ran", 1)
+            return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
         if step.body == "fails":
             if self.refund:
                 state.admitted -= 1
@@ -234,8 +234,7 @@ class Rules:
             return ("fails", 1)
         if step.body == "cancels":
             state.cancelled = True
-            return ("Cancelled" if self.recheck else "ran", 1)
-        return ("ran", 1)
+        return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
 
 
 REFERENCE = Rules()
