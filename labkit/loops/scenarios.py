@@ -326,9 +326,15 @@ def get_scenario(name: str | Scenario) -> Scenario:
         return name
     if isinstance(name, str) and ".py:" in name:
         return load_scenario(name)
+    if not isinstance(name, str):  # named by its type: a repr may run to pages
+        kind = type(name).__name__
+        hint = " (a prepared Setup runs once: labkit.run(setup), or use setup.scenario)" if kind in ("Setup", "TracedSetup") else ""
+        raise UnknownScenarioError(
+            f"a scenario is a name ({', '.join(SCENARIOS)}) or a labkit.Scenario, not {kind}{hint}"
+        )
     try:
         return SCENARIOS[name]
-    except (KeyError, TypeError):
+    except KeyError:
         raise UnknownScenarioError(
             f"unknown scenario {name!r}; choose one of: {', '.join(SCENARIOS)} (or path/to/file.py:NAME)"
         ) from None

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from ..core.errors import UserError
 from ..core.events import EventKind, StopReason
 from ..loops.outcome import RunOutcome, RunStatus
+from . import _inputs
 
 __all__ = [
     "LANES",
@@ -60,9 +61,7 @@ _WHY = {
 
 
 def _outcome(value: object, helper: str) -> RunOutcome:
-    if not isinstance(value, RunOutcome):
-        raise UserError(f"{helper} needs a labkit.RunOutcome (what labkit.run returns), not {type(value).__name__}")
-    return value
+    return _inputs.outcome(value, helper)  # an InputError, which is a UserError
 
 
 def _stop_event(outcome: RunOutcome):  # -> ControlEvent | None
@@ -224,9 +223,7 @@ def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str
         UserError: no outcome to draw, or something that is not a :class:`~labkit.RunOutcome`.
     """
     if isinstance(outcome, Mapping):
-        runs = [(label, _outcome(run, "counters_chart")) for label, run in outcome.items()]
-        if not runs:
-            raise UserError("counters_chart needs at least one outcome")
+        runs = _inputs.outcomes(outcome, "counters_chart")
         fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs) + 1.6, 2.6), squeeze=False)
         for i, (label, run) in enumerate(runs):
             _draw_counters(axes[0][i], run, f"{label}: {run.status.value}", labels=i == 0)

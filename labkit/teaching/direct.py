@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import RunHalted
+from ..core.errors import InputError, RunHalted
 from ..core.scope import GuardedTool
+from . import _inputs
 
 __all__ = ["Attempt", "invoke_each", "invoke_together"]
 
@@ -80,9 +81,22 @@ def invoke_each(tool: GuardedTool, arguments: Sequence[Mapping[str, Any] | str])
         arguments: raw argument objects (mappings, or JSON text as a model sends it).
 
     Returns:
-        One :class:`Attempt` per item, in order.
+        One :class:`Attempt` per item, in order (none for an empty list).
+
+    Raises:
+        InputError: ``tool`` is not a :class:`~labkit.GuardedTool`, or ``arguments`` is not a list.
     """
-    return [_attempt(tool, args) for args in arguments]
+    tool = _inputs.guarded_tool(tool, "invoke_each")
+    return [_attempt(tool, args) for args in _arguments(arguments, "invoke_each")]
+
+
+def _arguments(arguments: object, helper: str) -> list[Any]:
+    if isinstance(arguments, (str, bytes, Mapping)) or not isinstance(arguments, Sequence):
+        raise InputError(
+            f"{helper} needs a list of argument objects, one per call, e.g. [{{'input': 1}}, {{'input': 2}}],"
+            f" not {_inputs.what(arguments)}"
+        )
+    return list(arguments)
 
 
 def invoke_together(
@@ -107,11 +121,14 @@ def invoke_together(
         One :class:`Attempt` per item, in the order given.
 
     Raises:
-        ValueError: ``arguments`` is empty.
+        InputError: ``tool`` is not a :class:`~labkit.GuardedTool`, or ``arguments`` is not a
+            non-empty list (an ``InputError`` is a ``ValueError``).
         TimeoutError: some thread did not finish within ``timeout_s``.
     """
+    tool = _inputs.guarded_tool(tool, "invoke_together")
+    arguments = _arguments(arguments, "invoke_together")
     if not arguments:
-        raise ValueError("give at least one argument object: one thread is started per item")
+        raise InputError("give at least one argument object: one thread is started per item")
     barrier = threading.Barrier(len(arguments))
     attempts: list[Attempt | None] = [None] * len(arguments)
 

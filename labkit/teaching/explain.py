@@ -41,7 +41,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 
-from ..core.errors import InputError
+from . import _inputs
 from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
@@ -400,8 +400,7 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
     """
     if isinstance(outcome, Setup):
         outcome = run(outcome)
-    if not isinstance(outcome, RunOutcome):
-        raise InputError(f"explain needs the RunOutcome of a run (what labkit.run returns), not {type(outcome).__name__}")
+    outcome = _inputs.outcome(outcome, "explain")
     with _cache_lock:
         entry = _cache.get(id(outcome))
     if entry is not None and entry[0]() is outcome:

@@ -16,6 +16,7 @@ from ..transports.chat import Role
 from ..core.errors import InputError
 from ..core.events import ControlEvent
 from ..loops.outcome import RunOutcome
+from . import _inputs
 from ..core.signature import NonFiniteNumber, canonical
 
 if TYPE_CHECKING:
@@ -51,21 +52,42 @@ def events_frame(
         A shorter run leaves blank cells, never ``NaN``: ``""`` for ``kind``
         and ``name``; ``count`` is a nullable integer (``Int64``) whose
         missing cells (``pd.NA``) are shown blank. Arguments are never part of it.
+
+    Raises:
+        InputError: anything else (a Setup or a scenario: run it first), an empty
+            mapping, or a mapping whose value is not an outcome (the message names its label).
     """
     if isinstance(source, Mapping):
-        frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in source.items()}
+        pairs = _inputs.outcomes(source, "events_frame")
+        frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in pairs}
         table = pd.concat(frames, axis=1, names=["run", None])
         for label in frames:
             table[(label, "kind")] = table[(label, "kind")].fillna("")
             table[(label, "name")] = table[(label, "name")].fillna("")
         return _BlankCells(table)
-    events = source.events if isinstance(source, RunOutcome) else tuple(source)
+    events = source.events if isinstance(source, RunOutcome) else _events(source)
     frame = pd.DataFrame(
         [(str(e.kind), e.name, e.count) for e in events],
         columns=["kind", "name", "count"],
     )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
     return frame
+
+
+def _events(source: object) -> tuple[ControlEvent, ...]:
+    if isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
+        raise InputError(
+            f"events_frame needs a RunOutcome, {{label: outcome}} or control events, not {_inputs.what(source)}"
+            f"{_inputs._run_first(source)}"
+        )
+    events = tuple(source)
+    odd = next((e for e in events if not isinstance(e, ControlEvent)), None)
+    if odd is not None:
+        raise InputError(
+            f"events_frame needs a RunOutcome, {{label: outcome}} or control events; {_inputs.what(source)} holds"
+            f" a {_inputs.what(odd)}{_inputs._run_first(source)}"
+        )
+    return events
 
 
 class _BlankCells(pd.DataFrame):
@@ -141,7 +163,11 @@ def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
         ``error`` (the body failed or the arguments did not bind), ``refused``
         (by the guard), ``cancelled``, ``unknown tool``, ``cut at the cap`` or
         ``no result``. Arguments and result texts are never part of it.
+
+    Raises:
+        InputError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
     """
+    outcome = _inputs.outcome(outcome, "requests_frame")
     results = {m.tool_call_id: m.text for m in outcome.transcript if m.role is Role.TOOL}
     rows = []
     reply = 0
@@ -164,9 +190,13 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
 
     Returns:
         Columns ``status``, ``ToolCall``, ``ModelCall``, ``exit code`` and
-        ``text`` (``"(withheld)"`` after a stop: the run has no result text).
+        ``text`` (``"(withheld)"`` after a stop: the run has no result text);
+        no row for an empty mapping.
+
+    Raises:
+        InputError: not a mapping (or pairs) of :class:`~labkit.RunOutcome`; the message names the label.
     """
-    pairs = outcomes.items() if isinstance(outcomes, Mapping) else outcomes
+    pairs = _inputs.outcomes(outcomes, "outcomes_frame", empty_ok=True)
     rows = [
         (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, WITHHELD if o.text is None else o.text)
         for label, o in pairs

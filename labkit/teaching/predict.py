@@ -31,6 +31,7 @@ from ..core.errors import InputError, UnknownScenarioError
 from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
+from . import _inputs
 from ..loops.scenarios import ALL_CAPABILITIES, Scenario
 from ..transports.scripted import Call, Fail, Hang, Say, Step
 
@@ -339,22 +340,9 @@ def check(
         raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
     guess = _events_guess(events)
     if isinstance(outcome, Mapping):
-        if not outcome:
-            raise InputError("check got an empty mapping: give {label: outcome}, e.g. {'simple': labkit.run(...)}")
-        for label, one in outcome.items():
-            _outcome(one, f" for {label!r}")
-        return Checks({label: _check_one(o, status, tool_calls, guess) for label, o in outcome.items()})
-    return _check_one(_outcome(outcome, ""), status, tool_calls, guess)
-
-
-def _outcome(value: Any, where: str) -> RunOutcome:
-    if isinstance(value, RunOutcome):
-        return value
-    runnable = type(value).__name__ in ("Setup", "TracedSetup", "Scenario", "Mystery") or isinstance(value, str)
-    first = " (run it first: labkit.run(...), or .run() for a mystery)" if runnable else ""
-    raise InputError(
-        f"check needs the RunOutcome of a run (what labkit.run returns){where}, not {type(value).__name__}{first}"
-    )
+        pairs = _inputs.outcomes(outcome, "check")
+        return Checks({label: _check_one(o, status, tool_calls, guess) for label, o in pairs})
+    return _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
 
 
 def compare(what: str, guess: Any, actual: Any) -> Comparison:

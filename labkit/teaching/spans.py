@@ -14,7 +14,9 @@ from typing import Any
 import pandas as pd
 
 from ..loops.outcome import RunOutcome
-from ..loops.runner import prepare, run
+from ..core.errors import InputError, UserError
+from ..loops.runner import Setup, prepare, run
+from . import _inputs
 from ..loops.telemetry import instrument
 
 __all__ = ["SPAN_COLUMNS", "run_traced", "spans_frame"]
@@ -27,7 +29,8 @@ def run_traced(scenario: Any, *, timings: bool = False, **options: Any) -> tuple
     """Run a scenario with spans on and return its outcome and its spans table.
 
     Args:
-        scenario: a scenario name or :class:`~labkit.Scenario`.
+        scenario: a scenario name or :class:`~labkit.Scenario`, or a :class:`~labkit.Setup`
+            from :func:`labkit.prepare` that has not run yet (then give no ``options``).
         timings: add ``start ms`` and ``duration ms`` columns (they vary run to run).
         **options: as :func:`labkit.prepare` (``agent``, ``limits``, ``transport``, ``stream``).
 
@@ -35,21 +38,24 @@ def run_traced(scenario: Any, *, timings: bool = False, **options: Any) -> tuple
         ``(outcome, frame)``; see :func:`spans_frame`.
 
     Raises:
-        UserError: OpenTelemetry's SDK is not installed.
+        UserError: OpenTelemetry's SDK is not installed; options given with a Setup.
+        UnknownScenarioError: no such scenario.
+        ScopeStateError: a Setup that already ran.
     """
+    if isinstance(scenario, Setup) and options:
+        raise UserError("a prepared Setup already has its agent, limits and transport; pass them to prepare()")
     try:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     except ImportError:
-        from ..core.errors import UserError
-
         raise UserError("spans need OpenTelemetry's SDK: pip install 'labkit[telemetry]'") from None
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     try:
-        setup = instrument(prepare(scenario, **options), tracer=provider.get_tracer("labkit"))
+        prepared = scenario if isinstance(scenario, Setup) else prepare(scenario, **options)
+        setup = instrument(prepared, tracer=provider.get_tracer("labkit"))
         outcome = run(setup)
     finally:
         provider.shutdown()
@@ -68,8 +74,18 @@ def spans_frame(spans: Iterable[Any], *, timings: bool = False) -> pd.DataFrame:
         for the run), ``gen_ai.operation.name``, the tool call id, the outcome
         (run status, tool outcome, or ``ok`` for a model call), the model
         and tool counters the span carries, and ``error.type``. Span ids are
-        left out: they are random.
+        left out: they are random. No span, no row.
+
+    Raises:
+        InputError: ``spans`` is not an iterable of finished spans (e.g. a RunOutcome:
+            use :func:`run_traced` to get both).
     """
+    if isinstance(spans, (str, bytes, RunOutcome)) or not isinstance(spans, Iterable):
+        raise InputError(f"spans_frame needs finished OpenTelemetry spans, not {_inputs.what(spans)}; run_traced gives both")
+    spans = list(spans)
+    odd = next((s for s in spans if not all(hasattr(s, a) for a in ("context", "start_time", "attributes"))), None)
+    if odd is not None:
+        raise InputError(f"spans_frame needs finished OpenTelemetry spans, not a {_inputs.what(odd)} among them")
     ordered = sorted(spans, key=lambda s: (s.start_time or 0, s.end_time or 0))
     names = {s.context.span_id: s.name for s in ordered}
     first = ordered[0].start_time if ordered else 0

@@ -93,8 +93,9 @@ class Explorer(w.VBox):
     """A panel to change the scenario, the agent and the limits, and re-run.
 
     Attributes:
-        scenario: the scenario ``Dropdown`` (value: a name from :data:`labkit.SCENARIOS`).
-            Assigning a name (``panel.scenario = "changing"``) sets the dropdown.
+        scenario: the scenario ``Dropdown`` (value: a name from :data:`labkit.SCENARIOS`, or the
+            declared scenario's name). Assigning a name (``panel.scenario = "changing"``) or a
+            :class:`~labkit.Scenario` sets the dropdown.
         agent: the agent ``ToggleButtons`` (``"harness"`` or ``"simple"``); a name can be assigned too.
         sliders: the limit sliders by :class:`~labkit.Limits` field name:
             ``model_calls``, ``tool_calls``, ``repetitions`` (``IntSlider``),
@@ -110,8 +111,12 @@ class Explorer(w.VBox):
 
     def __init__(self, scenario: str | Scenario = "repeat", agent: str = "harness") -> None:
         chosen = get_scenario(scenario)
+        # the seed scenarios, and a declared one (labkit.scenario) by its name, first
+        self._choices: dict[str, Scenario] = dict(SCENARIOS)
+        if self._choices.get(chosen.name) is not chosen:
+            self._choices = {chosen.name: chosen, **{k: v for k, v in SCENARIOS.items() if k != chosen.name}}
         self._scenario = w.Dropdown(
-            options=list(SCENARIOS), value=chosen.name, description="scenario", style=_STYLE, layout=_WIDE
+            options=list(self._choices), value=chosen.name, description="scenario", style=_STYLE, layout=_WIDE
         )
         self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
         self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))
@@ -123,7 +128,7 @@ class Explorer(w.VBox):
         self.outcome: RunOutcome | None = None
 
         self._show_scenario(chosen)
-        self._scenario.observe(lambda change: self._show_scenario(get_scenario(change["new"])), names="value")
+        self._scenario.observe(lambda change: self._show_scenario(self._choices[change["new"]]), names="value")
         self.run_button.on_click(lambda _button: self.run())
         super().__init__(
             [
@@ -147,8 +152,15 @@ class Explorer(w.VBox):
         return self._scenario
 
     @scenario.setter
-    def scenario(self, name: str) -> None:
-        self._scenario.value = get_scenario(name).name
+    def scenario(self, name: str | Scenario) -> None:
+        if isinstance(name, str) and name in self._choices:
+            self._scenario.value = name
+            return
+        chosen = get_scenario(name)
+        if self._choices.get(chosen.name) is not chosen:
+            self._choices = {chosen.name: chosen, **{k: v for k, v in self._choices.items() if k != chosen.name}}
+            self._scenario.options = list(self._choices)
+        self._scenario.value = chosen.name
 
     @property
     def agent(self) -> w.ToggleButtons:
@@ -191,7 +203,7 @@ class Explorer(w.VBox):
         self.status_line.value = f"Running {html.escape(scenario)} / {html.escape(agent)}…"
         outcome = None
         try:
-            outcome = run(scenario, agent=agent, limits=limits)
+            outcome = run(self._choices[scenario], agent=agent, limits=limits)
         finally:
             self.run_button.disabled = False
             if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
@@ -211,15 +223,17 @@ class Explorer(w.VBox):
         return f"Explorer(scenario={self._scenario.value!r}, agent={self._agent.value!r}, limits={self.limits})"
 
 
-def explorer(scenario: str = "repeat", agent: str = "harness") -> Explorer:
+def explorer(scenario: str | Scenario = "repeat", agent: str = "harness") -> Explorer:
     """Build the explorer panel for ``scenario`` and ``agent`` (show it as a cell's last line).
 
     Args:
-        scenario: the scenario chosen at first (any name in :data:`labkit.SCENARIOS`).
+        scenario: the scenario chosen at first: a name in :data:`labkit.SCENARIOS`, or a
+            :class:`~labkit.Scenario` (e.g. declared with :func:`labkit.scenario`: it is added
+            to the dropdown, first).
         agent: ``"harness"`` (default) or ``"simple"``.
 
     Raises:
-        UnknownScenarioError: no such scenario (the message lists the names).
+        UnknownScenarioError: no such scenario, or not a name or a Scenario (the message lists the names).
         UserError: an unknown agent.
     """
     return Explorer(scenario, agent)

@@ -10,6 +10,7 @@ never raised.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,8 @@ class ScriptedModel:
             may only go down from the defaults and the deadline is at most 1 s.
 
     Raises:
-        UserError: a step that is not a script step, an unknown capability
+        UserError: a step that is not a script step, a function that cannot be
+            called as ``steps(call_number, request)``, an unknown capability
             name (a typo would silently deny it), limits of the wrong type or
             with an unknown field, or a limit above its ceiling.
     """
@@ -66,6 +68,8 @@ class ScriptedModel:
             ScriptedTransport(self.steps)  # validates every step of a list
         except TypeError as exc:
             raise UserError(f"ScriptedModel steps: {exc}") from None
+        if callable(self.steps):
+            _check_step_function(self.steps)
         if isinstance(self.grant, (str, bytes)):
             raise UserError(f"grant is a set of capability names, e.g. {{{self.grant!r}}}, not one string")
         grant = frozenset(self.grant)
@@ -81,6 +85,21 @@ class ScriptedModel:
     def scenario(self, name: str) -> Scenario:
         """This model as a :class:`~labkit.Scenario` named ``name`` (run it with :func:`labkit.run`)."""
         return Scenario(name, f"bingo square {name}", self.steps, self.limits, self.grant)  # type: ignore[arg-type]
+
+
+def _check_step_function(steps: Callable[..., Step]) -> None:
+    """A step function is called as ``steps(call_number, request)``: refuse one that cannot be."""
+    try:
+        signature = inspect.signature(steps)
+    except (TypeError, ValueError):  # no signature to read (a builtin): let the run say
+        return
+    try:
+        signature.bind(1, None)
+    except TypeError:
+        raise UserError(
+            "ScriptedModel steps: a function is called as steps(call_number, request) -> step; "
+            f"{getattr(steps, '__name__', type(steps).__name__)} cannot take those two arguments"
+        ) from None
 
 
 def _bingo_limits(limits: Limits | Mapping[str, object] | None) -> Limits:
