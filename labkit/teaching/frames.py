@@ -242,7 +242,7 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
                 raise InputError(
                     f"pair {label!r}: {side!r} holds a number that is not finite (NaN, or too large such as"
                     " 1e400, which a JSON parser reads as infinity); it has no exact decimal, so no canonical"
-                    " text, and a tool call holding it fails binding (SPEC §3.2)"
+                    " text, and a tool call holding it fails binding (chapter 5; docs/guarantees.md)"
                 ) from None
         rows.append((label, left, right, texts[0], texts[1], texts[0] == texts[1]))
     frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
