@@ -22,8 +22,9 @@ does, never from where its author put a hint:
 The older one-budget form of the exercise, ``admit(body) -> bool``, is
 checked the same way against the tool budget alone.
 
-Bound and time: 2 preemptions; a correct guard takes about 1,000 schedules
-and 0.5-1 s (docs/benchmarks.md, ``check_guard``).
+Bound and time: 2 preemptions (:data:`BOUND`); a correct guard takes about
+700 schedules and half a second, a wrong one usually stops within a few dozen
+(docs/benchmarks.md, section 7).
 """
 
 from __future__ import annotations
@@ -356,7 +357,8 @@ class _Race:
         before = ", ".join(str(c.attempt) for c in self.script.calls)
         at_once = " and ".join(f"{c.attempt} in {thread_name(i)}" for i, c in enumerate(self.racing[:threads]))
         limits = f"a limit of {self.script.tool_calls}" if simple else self.script.setting()
-        return f"{limits}; " + (f"after {before}, " if before else "") + at_once + " at once"
+        first = f"{before} first, then " if before else ""
+        return f"{limits};\n    {first}{at_once} at once"
 
 
 def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
@@ -493,11 +495,15 @@ def _witness(ex: Execution) -> tuple[str, list[str]]:
 
 
 def _schedule_lines(ex: Execution, limit: int = 14) -> list[str]:
-    """The failing schedule, one line per turn of a thread: what it read, wrote, held and ran."""
+    """The failing schedule, one line per turn of a thread: the state it read and wrote, its locks, its body.
+
+    Reads are shown for the attributes some thread assigned (the count); when none was assigned (the
+    state is kept in a container), for every attribute read.
+    """
     writes = {s.name for s in ex.steps if s.op == "write"}
     shown = [s for s in ex.steps
              if s.op in ("acquire", "release", "body", "return", "pause", "write")
-             or (s.op == "read" and (s.name in writes or s.name in ("seen", "cancelled")))
+             or (s.op == "read" and s.name != "cancelled" and (s.name in writes or not writes))
              or s.what.startswith("wait")]
     turns: list[tuple[int, list[str]]] = []
     for step in shown:
