@@ -124,9 +124,20 @@ class Reply:
             object.__setattr__(self, "calls", tuple(self.calls))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Hang:
-    """A model call that never answers; only the run's cancellation ends it."""
+    """A model call that never answers; only the run's cancellation ends it.
+
+    Raises:
+        ScriptStepError: given any argument (``Hang(5)``): it waits for ever,
+            and the run's ``deadline_s`` decides when the run stops.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        if args or kwargs:
+            raise ScriptStepError(
+                "Hang() takes no argument: it never answers, and the run's deadline_s decides when the run stops"
+            )
 
 
 @dataclass(frozen=True, slots=True)
