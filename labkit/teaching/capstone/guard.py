@@ -32,6 +32,7 @@ from __future__ import annotations
 import dis
 import inspect
 import itertools
+import textwrap
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -375,7 +376,7 @@ def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
     r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
     return (
         _Race("the budget's last place", Script((Call(ids[0]),), tool_calls=2),
-              tuple(Call(a) for a in ids[1 : 1 + threads]), (Call(ids[5]),)),
+              tuple(Call(a) for a in ids[1 : 1 + threads]), (Call(ids[1 + threads]),)),
         _Race("room for every thread", Script((), tool_calls=threads + 1),
               tuple(Call(a) for a in ids[:threads]), tuple(Call(a) for a in ids[threads : threads + 2])),
         _Race("the same call twice", Script((), tool_calls=threads + 2),
@@ -568,9 +569,10 @@ class GuardReport:
 
     def __str__(self) -> str:
         if self.passed:
-            return f"{self.guard}: correct\n  {self.summary}"
-        lines = [f"{self.guard}: not a correct guard", *self.details, *(f"  why: {p}" for p in self.problems)]
-        return "\n".join(lines)
+            lines = [f"{self.guard}: correct", f"  {self.summary}"]
+        else:
+            lines = [f"{self.guard}: not a correct guard", *self.details, *(f"  why: {p}" for p in self.problems)]
+        return "\n".join(_wrap(line) for line in lines)
 
     def __repr__(self) -> str:
         return f"GuardReport(guard={self.guard!r}, passed={self.passed}, faults={self.faults!r})"
@@ -696,6 +698,18 @@ def check_guard(
                        summary)
 
 
+_WIDTH = 100  # a notebook output line, unwrapped
+
+
+def _wrap(line: str) -> str:
+    """A long report line folded at spaces, continued under its own indentation (and two more spaces)."""
+    if len(line) <= _WIDTH:
+        return line
+    lead = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(line.strip(), _WIDTH, initial_indent=lead, subsequent_indent=lead + "  ",
+                         break_on_hyphens=False, break_long_words=False)
+
+
 def _admitted(answers: Sequence[tuple[str, int]]) -> int:
     return sum(a in (_RAN, "fails") for a, _ in answers)
 
@@ -718,6 +732,7 @@ def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[
             all(a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
                 for _, result in tried for a in result)):
         problems = ("admit is not written yet: return body()'s result, or why the call is refused",)
+        details = []  # every call got the same non-answer: no call to show
     elif answers[k][0].startswith(("raised", "returned")):
         problems = (f"admit {answers[k][0]}",)
     else:
