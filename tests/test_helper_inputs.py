@@ -76,6 +76,7 @@ KINDS = {
     "empty mapping": dict,
     "mapping of outcomes": lambda: {"simple": outcome_of("repeat"), "harness": outcome_of("changing")},
     "events": lambda: outcome_of("repeat").events,
+    "mapping of events": lambda: {"a scope": outcome_of("repeat").events, "another": ()},
     "guarded tool": guarded_tool,
     "steps with Reply": lambda: [Reply("Reading.", [Call("read_ticket", {"input": 42})]), "Done."],
     "empty steps": list,
@@ -98,7 +99,7 @@ def _frame_of_events(value):
 
 HELPERS = {
     # name: (call, kinds it admits)
-    "events_frame": (_frame_of_events, OUTCOMES | {"mapping of outcomes", "events", "empty steps"}),
+    "events_frame": (_frame_of_events, OUTCOMES | {"mapping of outcomes", "events", "mapping of events", "empty steps"}),
     "counters_frame": (frames.counters_frame, OUTCOMES),
     "requests_frame": (frames.requests_frame, OUTCOMES),
     "outcomes_frame": (frames.outcomes_frame, {"empty mapping", "mapping of outcomes", "empty steps"}),
@@ -217,3 +218,12 @@ def test_explain_of_a_run_does_not_change_with_an_unrelated_limit():
     roomy = explain(labkit.run("repeat", limits=Limits(model_calls=50)))
     assert base.decided.rule == roomy.decided.rule == "RepeatedCall"
     assert "ModelBudget" in base.rules
+
+
+def test_an_outcome_kept_while_many_runs_happen_is_still_explained_from_its_run():
+    """The runner remembers an outcome's origin for as long as the outcome lives, however many runs follow."""
+    kept = labkit.run("repeat")
+    for _ in range(300):
+        labkit.run("complete")
+    explanation = explain(kept)
+    assert explanation.replayed and {"RepeatedCall", "ToolBudget"} <= explanation.rules

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import sys
 import threading
 import weakref
@@ -41,6 +42,7 @@ from .outcome import RunOutcome, RunStatus
 from .review import PROMPT
 from .scenarios import Scenario, get_scenario
 from ..core.scope import ExecutionScope, _current_scope
+from ..transports.scripted import ScriptedTransport
 
 __all__ = ["AgentKind", "Origin", "Setup", "arun", "origin_of", "prepare", "run", "run_agent"]
 
@@ -342,15 +344,20 @@ class Origin:
     concurrent_tool_calls: bool
 
 
-_ORIGINS_KEPT = 256  # the most recent outcomes whose origin is remembered (bounded memory)
-_origins: dict[int, tuple[weakref.ref, Origin]] = {}
-_origins_lock = threading.Lock()
+_origins: dict[int, tuple[weakref.ref, Origin]] = {}  # one entry per outcome alive, gone with it
+_origins_lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome (_forget)
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    """An outcome was freed: drop its entry (only its own: the id may serve a new outcome later)."""
+    with _origins_lock:
+        entry = _origins.get(key)
+        if entry is not None and entry[0] is ref:
+            del _origins[key]
 
 
 def _remember(outcome: RunOutcome, setup: Setup) -> None:
-    """Keep ``setup``'s :class:`Origin` beside ``outcome`` (weakly: the outcome is not kept alive)."""
-    from ..transports.scripted import ScriptedTransport
-
+    """Keep ``setup``'s :class:`Origin` beside ``outcome`` for as long as the outcome lives (weakly)."""
     transport = setup.transport
     script = transport._script if isinstance(transport, ScriptedTransport) else None
     agent = setup.agent
@@ -363,13 +370,12 @@ def _remember(outcome: RunOutcome, setup: Setup) -> None:
         bool(getattr(agent, "concurrent_tool_calls", False)),
     )
     with _origins_lock:
-        _origins[id(outcome)] = (weakref.ref(outcome), origin)
-        while len(_origins) > _ORIGINS_KEPT:
-            del _origins[next(iter(_origins))]
+        key = id(outcome)
+        _origins[key] = (weakref.ref(outcome, functools.partial(_forget, key)), origin)
 
 
 def origin_of(outcome: RunOutcome) -> Origin | None:
-    """The :class:`Origin` of ``outcome`` if it came from one of the last 256 runs of a :class:`Setup`, else ``None``.
+    """The :class:`Origin` of ``outcome`` if it came from a run of a :class:`Setup`, else ``None``.
 
     ``None`` too for an outcome built by hand or returned by :func:`run_agent` directly.
     """

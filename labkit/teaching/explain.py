@@ -21,8 +21,8 @@ deadline is said to refuse only when it did, or when a counterfactual run with
 the run's own deadline (at most :data:`WATCH_S`) measured it.
 
 A counterfactual run needs what the run was made of (its scenario and script):
-:func:`labkit.run` and :meth:`labkit.Setup.arun` remember it for their last 256
-outcomes. For any other outcome (built by hand, a live model, a foreign runtime)
+:func:`labkit.run` and :meth:`labkit.Setup.arun` remember it for as long as the
+outcome lives. For any other outcome (built by hand, a live model, a foreign runtime)
 only the deciding rule is named.
 
 Counterfactual runs run the scenario's tool bodies again, each on a fresh host
@@ -390,7 +390,8 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
             :class:`~labkit.Setup` that has not run yet (it is run here).
 
     Returns:
-        An :class:`Explanation`. Computed once per outcome (later calls return the same one).
+        An :class:`Explanation`. Computed once per outcome (later calls return the same one,
+        for the last 256 outcomes explained).
         For a rule stop with a known scripted origin, up to five counterfactual runs are made,
         each watched at most :data:`WATCH_S` seconds.
 

@@ -44,7 +44,8 @@ def events_frame(
     Args:
         source: a run; or ``{label: outcome}`` to put several runs side by
             side (e.g. ``{"simple": a, "harness": b}``); or control events
-            themselves (e.g. ``scope.events`` after direct tool invocations).
+            themselves (e.g. ``scope.events`` after direct tool invocations),
+            also as the values of a mapping (``{label: scope.events}``).
 
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
@@ -58,14 +59,22 @@ def events_frame(
             mapping, or a mapping whose value is not an outcome (the message names its label).
     """
     if isinstance(source, Mapping):
-        pairs = _inputs.outcomes(source, "events_frame")
-        frames = {label: events_frame(o).astype({"count": "Int64"}) for label, o in pairs}
+        if not source:
+            raise InputError("events_frame got an empty mapping: give {label: outcome} with at least one run")
+        frames = {
+            label: _events_table(o if isinstance(o, RunOutcome) else _events(o, f" for {label!r}")).astype({"count": "Int64"})
+            for label, o in source.items()
+        }
         table = pd.concat(frames, axis=1, names=["run", None])
         for label in frames:
             table[(label, "kind")] = table[(label, "kind")].fillna("")
             table[(label, "name")] = table[(label, "name")].fillna("")
         return _BlankCells(table)
-    events = source.events if isinstance(source, RunOutcome) else _events(source)
+    return _events_table(source if isinstance(source, RunOutcome) else _events(source))
+
+
+def _events_table(source: RunOutcome | tuple[ControlEvent, ...]) -> pd.DataFrame:
+    events = source.events if isinstance(source, RunOutcome) else source
     frame = pd.DataFrame(
         [(str(e.kind), e.name, e.count) for e in events],
         columns=["kind", "name", "count"],
@@ -74,18 +83,18 @@ def events_frame(
     return frame
 
 
-def _events(source: object) -> tuple[ControlEvent, ...]:
-    if isinstance(source, (str, bytes)) or not isinstance(source, Iterable):
+def _events(source: object, where: str = "") -> tuple[ControlEvent, ...]:
+    if isinstance(source, (str, bytes, RunOutcome)) or not isinstance(source, Iterable):
         raise InputError(
-            f"events_frame needs a RunOutcome, {{label: outcome}} or control events, not {_inputs.what(source)}"
+            f"events_frame needs a RunOutcome, {{label: outcome}} or control events{where}, not {_inputs.what(source)}"
             f"{_inputs._run_first(source)}"
         )
     events = tuple(source)
     odd = next((e for e in events if not isinstance(e, ControlEvent)), None)
     if odd is not None:
         raise InputError(
-            f"events_frame needs a RunOutcome, {{label: outcome}} or control events; {_inputs.what(source)} holds"
-            f" a {_inputs.what(odd)}{_inputs._run_first(source)}"
+            f"events_frame needs a RunOutcome, {{label: outcome}} or control events{where}; {_inputs.what(source)}"
+            f" holds a {_inputs.what(odd)}{_inputs._run_first(source)}"
         )
     return events
 
