@@ -6,6 +6,7 @@ Teaching helper: importing this module imports pandas (the core never does).
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -239,7 +240,7 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         if isinstance(pair, str) or not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
             isinstance(side, str) for side in pair
         ):
-            raise InputError(f"pair {label!r}: give two JSON texts (left_json, right_json), not {pair!r}")
+            raise InputError(f"pair {label!r}: give two JSON texts (left_json, right_json), not {reprlib.repr(pair)}")
         left, right = pair
         texts = []
         for side in (left, right):
