@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import types
 from collections import Counter
 
 import labkit
@@ -578,3 +579,218 @@ class SimpleRight(GuardBase):
 
 SIMPLE_WRONG = [SimpleUnlocked, SimpleSplit, SimpleBodyFirst, SimpleGreaterThan]
 SIMPLE_RIGHT = [SimpleRight]
+
+
+# -- found by attacking the checker (each was once judged wrongly) ----------------------------------
+
+
+class NoLockLog(GuardBase):
+    """No lock; the budget is the length of a list appended in place through a local name."""
+
+    FAULT = "check_outside_lock"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.log = []
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        log, limit, reps = self.log, self.tool_calls, self.repetitions
+        if self.cancelled:
+            return "Cancelled"
+        if call.capability not in self.granted:
+            return "PermissionDenied"
+        if len(log) >= limit:
+            return "ToolBudget"
+        if log.count(key) >= reps:
+            return "RepeatedCall"
+        log.append(key)
+        return _finish(self, body)
+
+
+class NoLockSideObject(GuardBase):
+    """No lock; the counts live in an object of the guard's own (no hook sees them: every line is a switch)."""
+
+    FAULT = "check_outside_lock"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.box = types.SimpleNamespace(n=0, seen={})
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        box = self.box
+        if self.cancelled:
+            return "Cancelled"
+        if call.capability not in self.granted:
+            return "PermissionDenied"
+        if box.n >= self.tool_calls:
+            return "ToolBudget"
+        if box.seen.get(key, 0) >= self.repetitions:
+            return "RepeatedCall"
+        box.n += 1
+        box.seen[key] = box.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class NoLockThroughDict(GuardBase):
+    """No lock; the count read and written through self.__dict__ (past the attribute hooks)."""
+
+    FAULT = "check_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        state = self.__dict__
+        if self.cancelled:
+            return "Cancelled"
+        if call.capability not in self.granted:
+            return "PermissionDenied"
+        if state["admitted"] >= self.tool_calls:
+            return "ToolBudget"
+        if self.seen.get(key, 0) >= self.repetitions:
+            return "RepeatedCall"
+        state["admitted"] += 1
+        self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class SeenCopyOnWrite(Reference):
+    """Builds a new table from a copy taken before the lock: one thread's entry is lost."""
+
+    FAULT = "check_outside_lock"
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        snapshot = self.seen
+        with self.lock:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen = {**snapshot, key: self.seen.get(key, 0) + 1}
+        return _finish(self, body)
+
+
+class AnswerThatEqualsAnything(_Rules):
+    """The rules in the wrong order, hidden behind a str whose == says yes to every str."""
+
+    FAULT = "unexplained"
+
+    class Refusal(str):
+        def __eq__(self, other):
+            return isinstance(other, str)
+
+        __hash__ = str.__hash__
+
+    def checks(self, call, key):
+        cancelled, permission, budget, repetition = super().checks(call, key)
+        return [(self.Refusal(r), f) for r, f in (cancelled, budget, permission, repetition)]
+
+
+class KeyFromStr(_Rules):
+    """The signature as tool + str(arguments): Decimal('1.10') and Decimal('1.1') become two."""
+
+    FAULT = "unexplained"
+
+    def key(self, call):
+        return call.tool + str(call.arguments)
+
+
+class BudgetRightOnlyUpToThree(_Rules):
+    FAULT = "unexplained"
+
+    def over_budget(self):
+        return self.admitted >= min(self.tool_calls, 3) + (self.tool_calls > 3)
+
+
+class ZeroBudgetAdmitsOne(_Rules):
+    FAULT = "unexplained"
+
+    def over_budget(self):
+        return self.admitted >= max(self.tool_calls, 1)
+
+
+class PeeksWithoutTheLock(Reference):
+    """Skips the budget check when an unlocked look saw room for two more: only three threads break it."""
+
+    FAULT = "check_outside_lock"
+    THREADS = 3
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        plenty = self.admitted + 2 <= self.tool_calls
+        with self.lock:
+            if self.cancelled:
+                return "Cancelled"
+            if call.capability not in self.granted:
+                return "PermissionDenied"
+            if not plenty and self.admitted >= self.tool_calls:
+                return "ToolBudget"
+            if self.seen.get(key, 0) >= self.repetitions:
+                return "RepeatedCall"
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+ATTACKED_WRONG = [NoLockLog, NoLockSideObject, NoLockThroughDict, SeenCopyOnWrite, AnswerThatEqualsAnything,
+                  KeyFromStr, BudgetRightOnlyUpToThree, ZeroBudgetAdmitsOne, PeeksWithoutTheLock]
+
+MODULE_LOCK = threading.Lock()
+
+
+class WithModuleLock(GuardBase):
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with MODULE_LOCK:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class WithSemaphore(WithModuleLock):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gate = threading.BoundedSemaphore(1)
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.gate:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        return _finish(self, body)
+
+
+class SpinsOnTryLock(GuardBase):
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        while not self.lock.acquire(blocking=False):
+            pass
+        try:
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        finally:
+            self.lock.release()
+        return _finish(self, body)
+
+
+class OwnConstructor(GuardBase):
+    """Sets its own attributes, keyword-only, without super().__init__()."""
+
+    def __init__(self, *, tool_calls=3, repetitions=1, granted=()):
+        self.tool_calls, self.repetitions, self.granted = tool_calls, repetitions, frozenset(granted)
+        self.admitted, self.seen, self.lock = 0, {}, threading.Lock()
+
+    admit = Reference.admit
+
+
+ATTACKED_RIGHT = [WithModuleLock, WithSemaphore, SpinsOnTryLock, OwnConstructor]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import replace
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 import labkit
 from labkit import ExecutionScope, Limits, RunHalted, UserError
 from labkit.teaching.capstone import GuardBase, check_guard, pause
-from labkit.teaching.capstone.rules import ALPHABET, FAULTS, GRANTED, REFERENCE, SIMPLE_FAULTS, Call, Rules, Script, scripts
+from labkit.teaching.capstone.rules import _CAPABILITY, ALPHABET, FAULTS, GRANTED, REFERENCE, SIMPLE_FAULTS, Call, Rules, Script, scripts
 
 import guard_catalogue as catalogue
 
@@ -41,7 +42,16 @@ def test_every_wrong_guard_fails_with_its_own_diagnosis(guard):
     assert "why: " in text
 
 
-@pytest.mark.parametrize("guard", catalogue.RIGHT + catalogue.SIMPLE_RIGHT, ids=lambda g: g.__name__)
+@pytest.mark.parametrize("guard", catalogue.ATTACKED_WRONG, ids=lambda g: g.__name__)
+def test_guards_that_once_fooled_the_checker_fail(guard):
+    """Each of these passed an earlier version of the checker (or got a false diagnosis)."""
+    report = check_guard(guard, threads=getattr(guard, "THREADS", 2))
+    assert not report.passed
+    assert report.faults == (guard.FAULT,), str(report)
+
+
+@pytest.mark.parametrize("guard", catalogue.RIGHT + catalogue.SIMPLE_RIGHT + catalogue.ATTACKED_RIGHT,
+                         ids=lambda g: g.__name__)
 def test_every_right_guard_passes_every_script_and_every_schedule(guard):
     report = check_guard(guard)
     assert report.passed, str(report)
@@ -194,13 +204,22 @@ def test_the_reference_rules_answer_as_labkit_scope_until_its_first_halt(script)
     scope = ExecutionScope(Limits(tool_calls=script.tool_calls, repetitions=script.repetitions), script.granted)
     behaviour = iter(call.body for call in script.calls)
 
-    def body(input: int) -> str:
+    def act() -> str:
         if next(behaviour) == "fails":
             raise RuntimeError("the body failed")
         return "done"
 
-    tools = {name: scope.tool(name, cap, body) for name, cap in (("read_ticket", "ticket.read"),
-                                                                  ("finish_review", "review.finish"))}
+    def one(input: int) -> str:
+        return act()
+
+    def tag(input: int, tags: list[str]) -> str:
+        return act()
+
+    def priority(level: Decimal) -> str:
+        return act()
+
+    bodies = {"read_ticket": one, "finish_review": one, "tag_ticket": tag, "set_priority": priority}
+    tools = {name: scope.tool(name, _CAPABILITY[name], body) for name, body in bodies.items()}
     expected = REFERENCE.run(script)
     for call, (answer, bodies) in zip(script.calls, expected):
         try:

@@ -7,11 +7,16 @@ another, like Microsoft's CHESS and tokio's ``loom``:
 * the threads are real, but only one runs at a time: a thread runs until its
   next **scheduling point**, where the scheduler decides who runs next
   (the thread holding the baton hands it over and waits for it back);
-* the points are the operations other threads can see: reading or writing
-  an attribute of the guard (:class:`~labkit.teaching.capstone.GuardBase`
-  reports them), taking or releasing one of its locks (replaced for the
-  check by the cooperative :class:`Lock`, :class:`RLock` and
-  :class:`Condition` below), ``pause()``, and entering a body;
+* the points are the operations other threads can see: every read or write
+  of an attribute of the guard (:class:`~labkit.teaching.capstone.GuardBase`
+  reports them, so a switch can fall inside ``self.admitted += 1``), every
+  operation on a dict, list, set or Counter it holds (watched copies put in
+  place for the check), taking or releasing one of its locks (cooperative
+  :class:`Lock`, :class:`RLock`, :class:`Semaphore` and :class:`Condition`
+  put in place of threading's), ``pause()``, and entering a body. A guard
+  whose state hides elsewhere (an object of its own, a module-level table)
+  gets a switch before every line of its code too (a trace hook limited to
+  the files it is written in): slower, and just as exhaustive;
 * :func:`explore` replays the threads under every schedule that switches
   away from a running thread (a **preemption**) at most ``bound`` times,
   fewest preemptions first, and stops at the first schedule its judge
@@ -25,13 +30,15 @@ point; docs/benchmarks.md has a row for a whole check.
 
 from __future__ import annotations
 
+import collections
 import linecache
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Condition", "Execution", "Exploration", "Lock", "RLock", "Step", "current", "explore"]
+__all__ = ["Condition", "Execution", "Exploration", "Lock", "RLock", "Semaphore", "Step", "current", "explore"]
 
 _local = threading.local()  # a worker's execution and its thread index
 
@@ -58,6 +65,7 @@ class Step:
         op: ``"read"``, ``"write"``, ``"acquire"``, ``"release"``, ``"body"``, ``"pause"``,
             ``"return"``, or ``""``.
         acquisition: which taking of the innermost lock held (so two locked steps differ).
+        value: the value read or written, as text.
     """
 
     thread: int
@@ -67,6 +75,7 @@ class Step:
     name: str = ""
     op: str = ""
     acquisition: int = 0
+    value: str = ""
 
 
 def thread_name(index: int) -> str:
@@ -86,8 +95,9 @@ class Execution:
     """
 
     def __init__(self, functions: Sequence[Callable[[], object]], prefix: Sequence[int], files: frozenset[str],
-                 max_steps: int, timeout_s: float) -> None:
+                 max_steps: int, timeout_s: float, lines: bool = False) -> None:
         self.functions = list(functions)
+        self.lines = lines
         self.prefix = list(prefix)
         self.files = files
         self.max_steps = max_steps
@@ -103,6 +113,7 @@ class Execution:
         self.steps: list[Step] = []
         self.points = 0
         self.written: set[str] = set()  # names of the guard's attributes its threads assigned
+        self.observe: Callable[[Execution], None] | None = None  # called at every point (state snapshots)
         self.problem: str | None = None
         self._turn = [threading.Semaphore(0) for _ in range(n)]
         self._finished = threading.Event()
@@ -119,15 +130,29 @@ class Execution:
         self.points += 1
         if self.points > self.max_steps:
             self._give_up(f"admit did not return after {self.max_steps:,} steps (an endless loop?)")
+        if self.observe is not None:
+            self.observe(self)
         self._schedule(self.me())
 
-    def note(self, what: str, *, name: str = "", op: str = "") -> None:
+    def note(self, what: str, *, name: str = "", op: str = "", value: str = "") -> None:
         """Record the operation the calling thread does now (after its :meth:`point`)."""
+        if self._abandoned:
+            return  # what threads do while unwinding a given-up schedule is not part of it
         i = self.me()
         held = self.held[i]
         self.steps.append(
-            Step(i, what, self._learner_line(), tuple(n for n, _ in held), name, op, held[-1][1] if held else 0)
+            Step(i, what, self._learner_line(), tuple(n for n, _ in held), name, op, held[-1][1] if held else 0, value)
         )
+
+    def _trace(self, frame: Any, event: str, arg: object) -> Any:
+        if event == "call" and frame.f_code.co_filename in self.files:
+            return self._trace_lines
+        return None
+
+    def _trace_lines(self, frame: Any, event: str, arg: object) -> Any:
+        if event == "line" and current() is self:
+            self.point()  # a switch before every line of the learner's code
+        return self._trace_lines
 
     # -- the scheduler --------------------------------------------------------------------
 
@@ -204,12 +229,16 @@ class Execution:
         _local.execution, _local.index = self, i
         try:
             self._wait_turn(i)
+            if self.lines:
+                sys.settrace(self._trace)
             self.results[i] = self.functions[i]()
         except Abandoned:
             return
         except BaseException as exc:  # reported by the judge, with the thread that raised it
             self.errors[i] = exc
         finally:
+            if self.lines:
+                sys.settrace(None)
             _local.execution = None
         self.state[i] = _DONE
         try:
@@ -236,8 +265,9 @@ class Execution:
         self._turn[first].release()
         if not self._finished.wait(self.timeout_s):
             self.problem = self.problem or (
-                f"admit did not return within {self.timeout_s:g} s: waiting on a lock or an event the checker "
-                "does not control? (keep the guard's locks on self)"
+                f"admit did not return within {self.timeout_s:g} s: waiting for something the checker does not "
+                "control (a multiprocessing lock, an Event, a queue, I/O?); a threading Lock, RLock, Condition or "
+                "Semaphore it can schedule"
             )
             self._abandoned = True
             for turn in self._turn:
@@ -294,6 +324,10 @@ class Lock:
             ex.point()
         while self.owner is not None and not (self.reentrant and self.owner == me):
             if not blocking:
+                if ex is not None:  # a failed try: let the holder run first (no preemption counted)
+                    ex.note(f"tries {self.name}: taken")
+                    ex.block(self, timed=True)
+                    ex.waiting_on[me] = None
                 return False
             if ex is None:
                 raise RuntimeError(f"{self.name} is already held: taking it again would wait forever")
@@ -341,6 +375,57 @@ class RLock(Lock):
     """A :class:`threading.RLock` the scheduler can see."""
 
     reentrant = True
+
+
+class Semaphore:
+    """A :class:`threading.Semaphore` (or ``BoundedSemaphore``) the scheduler can see."""
+
+    def __init__(self, value: int = 1, name: str = "semaphore") -> None:
+        self.name = name
+        self.value = value
+        self.holders: list[int] = []
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        ex = current()
+        me = ex.me() if ex is not None else -1
+        if ex is not None:
+            ex.point()
+        while self.value <= 0:
+            if ex is None:
+                raise RuntimeError(f"{self.name} is at 0: taking it would wait forever")
+            if not blocking:
+                ex.note(f"tries {self.name}: at 0")
+                ex.block(self, timed=True)
+                ex.waiting_on[me] = None
+                return False
+            ex.note(f"waits for {self.name}")
+            ex.block(self, timed=timeout is not None)
+            if ex.waiting_on[me] == "timed out":
+                ex.waiting_on[me] = None
+                return False
+        self.value -= 1
+        self.holders.append(me)
+        if ex is not None:
+            ex.held[me].append((self.name, ex.acquisition()))
+            ex.note(f"takes {self.name}", name=self.name, op="acquire")
+        return True
+
+    def release(self, n: int = 1) -> None:
+        ex = current()
+        me = ex.me() if ex is not None else -1
+        self.value += n
+        if me in self.holders:
+            self.holders.remove(me)
+        if ex is not None:
+            ex.note(f"releases {self.name}", name=self.name, op="release")
+            ex.held[me] = [h for h in ex.held[me] if h[0] != self.name]
+            ex.wake(self)
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 class Condition:
@@ -396,6 +481,81 @@ class Condition:
             ex.wake(self)
 
 
+# -- watched containers: what the checker puts in place of a guard's dicts, lists, sets and Counters --
+
+_WRITES = frozenset({
+    "__setitem__", "__delitem__", "setdefault", "pop", "popitem", "update", "clear", "append", "extend", "insert",
+    "remove", "add", "discard", "__iadd__", "__ior__", "__isub__", "__iand__", "sort", "reverse", "appendleft",
+    "popleft", "extendleft", "rotate", "subtract", "difference_update", "intersection_update",
+    "symmetric_difference_update",
+})
+_READS = frozenset({
+    "__getitem__", "get", "__contains__", "__len__", "__iter__", "keys", "values", "items", "copy", "count", "index",
+    "most_common", "total", "elements", "__eq__", "__or__", "__and__", "__sub__", "issubset", "issuperset", "union",
+    "intersection", "difference", "isdisjoint",
+})
+_inside = threading.local()  # a watched method running: the calls it makes itself are not points
+
+
+def _watched_method(root: type, name: str, original: Callable[..., object]) -> Callable[..., object]:
+    op = "write" if name in _WRITES else "read"
+
+    def method(self: Any, *args: object, **kwargs: object) -> object:
+        ex = current()
+        if ex is None or getattr(_inside, "depth", 0):
+            return original(self, *args, **kwargs)
+        ex.point()
+        _inside.depth = 1
+        try:
+            result = original(self, *args, **kwargs)
+            value = root.__repr__(self)
+        finally:
+            _inside.depth = 0
+        label = self.__dict__.get("_labkit_name", "a container")
+        verb = "changes" if op == "write" else "reads"
+        ex.note(f"{verb} {label}", name=label, op=op, value=value)
+        return result
+
+    method.__name__ = name
+    return method
+
+
+_WATCHED: dict[type, type] = {}
+
+
+def _watched_class(cls: type) -> type:
+    if cls not in _WATCHED:
+        root = next(b for b in cls.__mro__ if b in (dict, list, set, collections.deque))
+        methods = {
+            name: _watched_method(root, name, getattr(cls, name))
+            for name in _READS | _WRITES
+            if callable(getattr(cls, name, None))
+        }
+        _WATCHED[cls] = type(f"Watched{cls.__name__.title()}", (cls,), methods)
+    return _WATCHED[cls]
+
+
+def watched(value: object, name: str) -> object | None:
+    """A copy of ``value`` (a dict, list, set, deque or a subclass such as Counter) whose every
+    operation is a scheduling point, or ``None`` for anything else."""
+    cls = type(value)
+    if not issubclass(cls, (dict, list, set, collections.deque)) or cls in _WATCHED.values():
+        return None
+    try:
+        watched_cls = _watched_class(cls)
+        if isinstance(value, collections.defaultdict):
+            copy = watched_cls(value.default_factory, value)
+        elif isinstance(value, collections.deque):
+            copy = watched_cls(value, maxlen=value.maxlen)
+        else:
+            copy = watched_cls(value)
+        copy.__dict__.update(getattr(value, "__dict__", {}))
+        copy.__dict__["_labkit_name"] = name
+    except Exception:  # a subclass with its own constructor: leave it (its lines are traced instead)
+        return None
+    return copy
+
+
 # -- exploring every schedule -----------------------------------------------------------------
 
 
@@ -440,6 +600,7 @@ def explore(
     max_schedules: int = 20_000,
     max_steps: int = 5_000,
     timeout_s: float = 2.0,
+    lines: bool = False,
 ) -> Exploration:
     """Run ``make()``'s threads under every schedule with at most ``bound`` preemptions.
 
@@ -453,6 +614,9 @@ def explore(
         max_schedules: a cap on the schedules run in all.
         max_steps: a cap on the points of one schedule (an endless loop).
         timeout_s: the longest one schedule may take in real time.
+        lines: a switch is also possible before every line of ``files``'
+            code (for state the guard's own hooks cannot see: many more
+            schedules).
 
     Returns:
         An :class:`Exploration`. Bounds are explored in increasing order, so
@@ -469,7 +633,7 @@ def explore(
                 result.complete = False
                 return result
             functions, judge = make()
-            ex = Execution(functions, prefix, files, max_steps, timeout_s).run()
+            ex = Execution(functions, prefix, files, max_steps, timeout_s, lines).run()
             result.schedules += 1
             verdict = ex.problem or judge(ex)
             if verdict is not None and (ex.preemptions == level or ex.problem):

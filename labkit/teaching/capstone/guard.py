@@ -29,24 +29,29 @@ Bound and time: 2 preemptions (:data:`BOUND`); a correct guard takes about
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import inspect
 import itertools
 import textwrap
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import types
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import UserError
 from . import explore as _explore
-from .explore import Condition, Execution, Lock, RLock, current, thread_name
+from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import FAULTS, GRANTED, REFERENCE, REFUSAL, SIMPLE_FAULTS, Attempt, Call, Fault, Rules, Script, attempt, scripts
 
 __all__ = ["BodyFailed", "GuardBase", "GuardReport", "check_guard", "pause"]
 
 BOUND = 2
 """Preemptions per schedule that :func:`check_guard` explores (CHESS: most races need two at most)."""
+
+MAX_SCHEDULES = 20_000
+"""The most schedules one race may run; a search it stops is reported as incomplete."""
 
 
 class GuardBase:
@@ -71,6 +76,9 @@ class GuardBase:
         limit: the same as ``tool_calls`` (the one-budget exercise, ``admit(body)``).
     """
 
+    _labkit_cancelled = False  # set by the checker on the instance; here for guards that skip super().__init__
+    _labkit_watch: frozenset[str] | None = None
+
     def __init__(self, tool_calls: int = 3, repetitions: int = 1, granted: Iterable[str] = GRANTED) -> None:
         self.tool_calls = tool_calls
         self.repetitions = repetitions
@@ -78,8 +86,6 @@ class GuardBase:
         self.admitted = 0
         self.seen: dict[str, int] = {}
         self.lock = threading.Lock()
-        object.__setattr__(self, "_labkit_cancelled", False)
-        object.__setattr__(self, "_labkit_watch", None)
 
     @property
     def limit(self) -> int:
@@ -115,10 +121,10 @@ class GuardBase:
             return object.__getattribute__(self, name)
         ex.point()
         value = object.__getattribute__(self, name)
-        if isinstance(value, (Lock, Condition)):
+        if isinstance(value, (Lock, Condition, Semaphore)):
             return value
-        shown = f" = {_short(value)}" if isinstance(value, (int, float, str, type(None))) else ""
-        ex.note(f"reads {name}{shown}", name=name, op="read")
+        scalar = isinstance(value, (int, float, str, type(None)))
+        ex.note(f"reads {name}" + (f" = {_short(value)}" if scalar else ""), name=name, op="read", value=_seen(value))
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -128,10 +134,48 @@ class GuardBase:
         object.__setattr__(self, name, value)
         if ex is not None:
             ex.written.add(name)
-            ex.note(f"{name} = {_short(value)}", name=name, op="write")
+            ex.note(f"{name} = {_short(value)}", name=name, op="write", value=_seen(value))
+            if ex.observe is not None:
+                ex.observe.update(name, value)  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} admitted={object.__getattribute__(self, 'admitted')}/{self.tool_calls}>"
+
+
+def _seen(value: object) -> str:
+    """A value as a schedule compares it: what a thread saw, to tell whether another changed it."""
+    try:
+        return repr(value)
+    except Exception:  # a learner's object whose repr fails: compare by identity
+        return f"<{type(value).__name__} {id(value):x}>"
+
+
+class _Snapshots:
+    """Notes a change of a container the guard holds (``self.log.append(...)``) as a write.
+
+    Called at every scheduling point: whatever changed since the last point was changed by the
+    thread that ran in between (only one runs at a time).
+    """
+
+    def __init__(self, guard: object) -> None:
+        self.guard = guard
+        from .explore import _WATCHED
+
+        self.names = [n for n, v in vars(guard).items()
+                      if not n.startswith("_labkit_") and _mutable(v) and type(v) not in _WATCHED.values()]
+        self.last = {n: _seen(vars(guard).get(n)) for n in self.names}
+
+    def update(self, name: str, value: object) -> None:
+        if name in self.last:
+            self.last[name] = _seen(value)
+
+    def __call__(self, ex: Execution) -> None:
+        state = vars(self.guard)
+        for name in self.names:
+            now = _seen(state.get(name))
+            if now != self.last[name]:
+                self.last[name] = now
+                ex.note(f"changes {name}", name=name, op="write", value=now)
 
 
 def _short(value: object) -> str:
@@ -202,9 +246,17 @@ class _Subject:
     files: frozenset[str]
     watch: frozenset[str] | None = None
     written: set[str] = field(default_factory=set)
+    reset: Callable[[], None] = lambda: None  # frees the module-level locks the check swapped in
 
     def make(self, script: Script) -> Any:
-        guard = self.cls(script.tool_calls) if self.simple else self.cls(script.tool_calls, script.repetitions, script.granted)
+        self.reset()
+        if self.simple:
+            guard = self.cls(script.tool_calls)
+        else:
+            try:
+                guard = self.cls(tool_calls=script.tool_calls, repetitions=script.repetitions, granted=script.granted)
+            except TypeError:  # a constructor with other parameter names: by position
+                guard = self.cls(script.tool_calls, script.repetitions, script.granted)
         _adopt_locks(guard)
         if self.watch is not None:  # what its threads assign, and every container it holds
             mutable = {n for n, v in vars(guard).items() if not n.startswith("_labkit_") and _mutable(v)}
@@ -232,15 +284,17 @@ class _Subject:
             return (f"returned {answer!r}, not True or False", body.entered)
         if answer is body.result:
             return (_RAN, body.entered)
-        if isinstance(answer, str) and answer in REFUSAL.values():
+        if type(answer) is str and answer in REFUSAL.values():  # a str subclass could compare equal to anything
             return (answer, body.entered)
         if body.entered:
-            return (f"returned {_short(answer)} after running the body, not the body's result", body.entered)
+            return ("returned something else than what body() returned", body.entered)
         return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
 
 
 def _mutable(value: object) -> bool:
-    immutable = (int, float, complex, str, bytes, bool, type(None), frozenset, tuple, Lock, Condition)
+    """Whether ``value`` can change in place (a container, an object): not a number, a text, a lock, a module."""
+    immutable = (int, float, complex, str, bytes, bool, type(None), frozenset, tuple, Lock, Condition, Semaphore,
+                 types.ModuleType, *_REAL_SYNC)
     return not isinstance(value, immutable) and not callable(value)
 
 
@@ -248,8 +302,11 @@ _REAL_LOCK = type(threading.Lock())
 _REAL_RLOCKS = tuple({type(threading.RLock()), threading._PyRLock})  # type: ignore[attr-defined]
 
 
+_REAL_SYNC = (_REAL_LOCK, *_REAL_RLOCKS, threading.Condition, threading.Semaphore)
+
+
 def _checker_lock(value: object, name: str, made: dict[int, tuple[object, object]]) -> object | None:
-    if not isinstance(value, (_REAL_LOCK, *_REAL_RLOCKS, threading.Condition)):
+    if not isinstance(value, _REAL_SYNC):
         return None
     if id(value) in made:  # the same lock under two names stays one lock
         return made[id(value)][1]
@@ -258,6 +315,8 @@ def _checker_lock(value: object, name: str, made: dict[int, tuple[object, object
         new = Lock(f"self.{name}")
     elif isinstance(value, _REAL_RLOCKS):
         new = RLock(f"self.{name}")
+    elif isinstance(value, threading.Semaphore):  # BoundedSemaphore too
+        new = Semaphore(value._value, f"self.{name}")  # type: ignore[attr-defined]
     else:
         inner = _checker_lock(value._lock, name, made)  # type: ignore[attr-defined]
         new = Condition(inner if isinstance(inner, Lock) else None, f"self.{name}")
@@ -266,7 +325,8 @@ def _checker_lock(value: object, name: str, made: dict[int, tuple[object, object
 
 
 def _adopt_locks(guard: object) -> None:
-    """Put checker locks in place of the guard's threading locks (same sharing, same names)."""
+    """Put checker locks in place of the guard's threading locks, and watched copies in place of its
+    dicts, lists, sets and Counters (two levels deep), keeping what is shared shared."""
     made: dict[int, tuple[object, object]] = {}
     names = dict.fromkeys(vars(guard))
     for cls in type(guard).__mro__:
@@ -274,50 +334,122 @@ def _adopt_locks(guard: object) -> None:
             continue
         names.update(dict.fromkeys(n for n in vars(cls) if not n.startswith("__")))
     for name in names:
+        if name.startswith("_labkit_"):
+            continue
         try:
             value = object.__getattribute__(guard, name)
         except AttributeError:
             continue
-        if isinstance(value, (Lock, Condition)):
-            continue
-        replacement = _checker_lock(value, name, made)
+        replacement = _adopted(value, name, made, depth=2)
         if replacement is not None:
             object.__setattr__(guard, name, replacement)
 
 
+def _adopted(value: object, name: str, made: dict[int, tuple[object, object]], depth: int) -> object | None:
+    """The checker's version of ``value`` (a lock, or a watched container), or ``None`` to keep it."""
+    if isinstance(value, (Lock, Condition, Semaphore)):
+        return None
+    if id(value) in made:  # the same object under two names stays one object
+        return made[id(value)][1]
+    lock = _checker_lock(value, name, made)
+    if lock is not None:
+        return lock
+    if depth and isinstance(value, (list, dict)):  # locks and containers kept inside a container
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in list(items):
+            inner = _adopted(item, f"{name}[{key!r}]", made, depth - 1)
+            if inner is not None:
+                value[key] = inner  # type: ignore[index]
+    copy = watched(value, name)
+    if copy is not None:
+        made[id(value)] = (value, copy)
+    return copy
+
+
+def _hidden_state(guard: object, cls: type) -> bool:
+    """Whether some state the guard uses is out of the checker's hooks (then every line is a switch point)."""
+    from .explore import _WATCHED
+
+    def hidden(value: object) -> bool:
+        if type(value) in _WATCHED.values():
+            return any(hidden(v) for v in (value.values() if isinstance(value, dict) else value))  # type: ignore[union-attr]
+        return _mutable(value)
+
+    if any(hidden(v) for n, v in vars(guard).items() if not n.startswith("_labkit_")):
+        return True
+    for code in _methods_code(cls):
+        names = set(code.co_names) | {n for c in code.co_consts if inspect.iscode(c) for n in c.co_names}
+        if "__dict__" in names or "vars" in names:
+            return True
+        func_globals = _globals_of(cls, code)
+        if any(_mutable(func_globals.get(n)) and not isinstance(func_globals.get(n), type) for n in names):
+            return True
+        if set(code.co_freevars) - {"__class__"}:  # a closure over state of its own
+            return True
+    return False
+
+
+def _globals_of(cls: type, code: Any) -> dict[str, Any]:
+    return next((f.__globals__ for f in _functions(cls) if f.__code__ is code), {})
+
+
 def _learner_files(cls: type) -> frozenset[str]:
-    files = set()
+    return frozenset(func.__code__.co_filename for func in _functions(cls))
+
+
+def _functions(cls: type) -> list[Any]:
+    """The functions a guard class defines (methods, static and class methods, decorated ones unwrapped)."""
+    found = []
     for klass in cls.__mro__:
         if klass in (GuardBase, object):
             continue
         for value in vars(klass).values():
-            code = getattr(getattr(value, "__func__", value), "__code__", None)
-            if code is not None:
-                files.add(code.co_filename)
-    return frozenset(files)
+            func = getattr(value, "__func__", value)
+            if isinstance(func, property):
+                found += [f for f in (func.fget, func.fset, func.fdel) if f is not None]
+                continue
+            try:
+                func = inspect.unwrap(func)
+            except ValueError:
+                pass
+            if getattr(func, "__code__", None) is not None:
+                found.append(func)
+    return found
+
+
+def _methods_code(cls: type) -> list[Any]:
+    return [func.__code__ for func in _functions(cls)]
 
 
 def _outside_state(cls: type) -> list[str]:
-    """Names a guard's own methods write outside ``self`` (globals, closure cells)."""
+    """Globals and enclosing-function variables a guard's own methods assign (``global n; n += 1``)."""
     found: list[str] = []
 
-    def walk(code: Any) -> None:
+    def walk(code: Any, cells: frozenset[str]) -> None:
         for ins in dis.get_instructions(code):
-            outside = ins.opname == "STORE_GLOBAL" or (ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars)
-            if outside and ins.argval not in found:  # a global, or a nonlocal of an enclosing function
+            outside = ins.opname == "STORE_GLOBAL" or (
+                ins.opname == "STORE_DEREF" and ins.argval in code.co_freevars and ins.argval not in cells
+            )
+            if outside and ins.argval not in found:
                 found.append(ins.argval)
         for const in code.co_consts:
-            if inspect.iscode(const):
-                walk(const)
+            if inspect.iscode(const):  # a nested function: the method's own variables are not outside
+                walk(const, cells | frozenset(code.co_cellvars) | frozenset(code.co_varnames))
 
-    for klass in cls.__mro__:
-        if klass in (GuardBase, object):
-            continue
-        for value in vars(klass).values():
-            code = getattr(getattr(value, "__func__", value), "__code__", None)
-            if code is not None:
-                walk(code)
+    for code in _methods_code(cls):
+        walk(code, frozenset({"__class__"}))
     return found
+
+
+def _problem_kind(problem: str) -> str:
+    """The fault id of a schedule the scheduler gave up, or of an error outside ``admit``'s answers."""
+    if problem.startswith("deadlock"):
+        return "deadlock"
+    if problem.startswith("the guard did something different"):
+        return "nondeterministic"
+    if problem.startswith("admit did not return"):
+        return "hang"
+    return "raised"
 
 
 def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tuple[str, int], ...] | str:
@@ -363,25 +495,29 @@ class _Race:
 
 
 def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
-    ids = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 10)]
-    if simple:
-        fill = tuple(Call(a) for a in ids[: limit - 1])
-        rest = ids[limit - 1 :]
-        return (
-            _Race("the budget's last place", Script(fill, tool_calls=limit, repetitions=9),
-                  tuple(Call(a) for a in rest[:threads]), (Call(rest[threads]),)),
-            _Race("room for every thread", Script((), tool_calls=threads + 1, repetitions=9),
-                  tuple(Call(a) for a in ids[:threads]), tuple(Call(a) for a in ids[threads : threads + 2])),
-        )
-    r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
-    return (
-        _Race("the budget's last place", Script((Call(ids[0]),), tool_calls=2),
-              tuple(Call(a) for a in ids[1 : 1 + threads]), (Call(ids[1 + threads]),)),
-        _Race("room for every thread", Script((), tool_calls=threads + 1),
-              tuple(Call(a) for a in ids[:threads]), tuple(Call(a) for a in ids[threads : threads + 2])),
-        _Race("the same call twice", Script((), tool_calls=threads + 2),
-              tuple(Call(a) for a in (r42, r42f, r42)[:threads]), (Call(r42), Call(ids[0]))),
-    )
+    """The races: the budget with 1 .. threads-1 places left, room for every thread, and (with
+    signatures) the same call from every thread. The calls after a race ask every racing call again
+    and fill the rest of the budget, so a count or a table entry one thread overwrote shows."""
+    ids = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 20)]
+    reps = 9 if simple else 1
+    races = []
+    for places in range(1, threads):
+        before = ids[: (limit - places) if simple else 1]
+        tool_calls = len(before) + places
+        racing = ids[len(before) : len(before) + threads]
+        races.append(_Race("the budget's last place" if places == 1 else f"the budget's last {places} places",
+                           Script(tuple(Call(a) for a in before), tool_calls=tool_calls, repetitions=reps),
+                           tuple(Call(a) for a in racing), (Call(ids[len(before) + threads]),)))
+    racing = ids[:threads]
+    again = () if simple else tuple(Call(a) for a in racing)
+    races.append(_Race("room for every thread", Script((), tool_calls=threads + 2, repetitions=reps),
+                       tuple(Call(a) for a in racing),
+                       (*again, *(Call(a) for a in ids[threads : threads + 3]))))
+    if not simple:
+        r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
+        races.append(_Race("the same call twice", Script((), tool_calls=threads + 2),
+                           tuple(Call(a) for a in (r42, r42f, r42)[:threads]), (Call(r42), Call(ids[0]))))
+    return tuple(races)
 
 
 @dataclass
@@ -418,7 +554,7 @@ def _answers_text(answers: Sequence[tuple[str, int]], calls: Sequence[Call] | No
 
 
 def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[str], bound: int,
-               max_schedules: int) -> tuple[_explore.Exploration, _RaceRun]:
+               max_schedules: int, lines: bool) -> tuple[_explore.Exploration, _RaceRun]:
     allowed = _expected(race, threads)
     shown = _RaceRun(race, threads, subject.simple, allowed=allowed)
 
@@ -427,11 +563,14 @@ def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[st
         for step in race.script.calls:
             subject.call(guard, step)
         answers: list[tuple[str, int]] = [("did not return", 0)] * threads
+        snapshots = _Snapshots(guard)
 
         def worker(i: int) -> Callable[[], None]:
             def go() -> None:
                 ex = current()
+                ex.observe = snapshots  # type: ignore[union-attr]
                 answers[i] = subject.call(guard, race.racing[i])
+                snapshots(ex)  # type: ignore[arg-type]  # what this thread changed since its last point
                 ex.note(f"returns {answers[i][0]}", op="return")  # type: ignore[union-attr]
             return go
 
@@ -447,77 +586,93 @@ def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[st
 
         return [worker(i) for i in range(threads)], judge
 
-    result = _explore.explore(make, files=files, bound=bound, max_schedules=max_schedules)
+    result = _explore.explore(make, files=files, bound=bound, max_schedules=max_schedules, lines=lines)
     return result, shown
 
 
 # -- why a schedule broke the guard --------------------------------------------------------------
 
 
-def _witness(ex: Execution) -> tuple[str, list[str]]:
-    """The fault a failing schedule shows, from what each thread held when it read and wrote the state."""
+def _witness(ex: Execution) -> tuple[str, list[str], str]:
+    """The fault a failing schedule shows, from what each thread held when it read and wrote the state.
+
+    The witness is a thread's write of some state (its reservation) made from a read that another
+    thread's write had made stale in between: its last such read is its check.
+    """
     steps = ex.steps
-    writes = {s.name for s in steps if s.op == "write"}
-    shared = writes | {s.name for s in steps if s.op == "read" and s.name == "seen"}
-    for k, read in enumerate(steps):
-        if read.op != "read" or read.name not in shared:
+    for j, own in enumerate(steps):
+        if own.op != "write":
             continue
-        later = [s for s in steps[k + 1 :] if s.thread == read.thread and s.op == "write"]
-        if not later:
+        stale = None
+        mine = [k for k in range(j) if steps[k].thread == own.thread]
+        rmw = mine[-1] if mine and steps[mine[-1]].op == "read" and steps[mine[-1]].line == own.line else None
+        for k in range(j - 1, -1, -1):
+            read = steps[k]
+            if read.thread != own.thread or read.name != own.name or read.op != "read" or k == rmw:
+                continue  # the read of `x += 1` is part of the reservation, not the check
+            other = next((s for s in steps[k + 1 : j] if s.thread != own.thread and s.op == "write"
+                          and s.name == own.name and s.value != read.value), None)
+            if other is not None:
+                stale = (read, other)
+                break
+        if stale is None:
             continue
-        own = later[0]
-        between = steps[k + 1 : steps.index(own)]
-        other = next((s for s in between if s.thread != read.thread and s.op == "write"), None)
-        if other is None:
-            continue
+        read, other = stale
         a, b = thread_name(read.thread), thread_name(other.thread)
         at = f" (`{read.line}`)" if read.line else ""
         lines = [f"{a} checked {read.what[len('reads '):]}{at}, then {b} changed it ({other.what}), "
                  f"then {a} reserved anyway ({own.what})"]
+        name = own.name
         if not read.locks:
             return "check_outside_lock", [
-                *lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"]
+                *lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"], name
         if not own.locks:
             return "reservation_outside_lock", [
-                *lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"]
+                *lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"], name
         if not set(read.locks) & set(own.locks):
             return "two_locks", [
                 *lines, f"{a} checked under {', '.join(read.locks)} and reserved under {', '.join(own.locks)}: "
-                "two different locks do not keep each other out; use one"]
+                "two different locks do not keep each other out; use one"], name
         if read.acquisition != own.acquisition:
             return "check_and_reserve_in_two_steps", [
                 *lines, f"{a} released {read.locks[-1]} between its check and its reservation: "
-                "two locked steps are not one; check and reserve in one `with` block"]
+                "two locked steps are not one; check and reserve in one `with` block"], name
         if not other.locks:
             return "reservation_outside_lock", [
-                *lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"]
-    refused_ran = [s for s in steps if s.op == "body"]
-    return "unexplained", ([] if refused_ran else [])
+                *lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"], name
+    return "unexplained", [], ""
 
 
-def _schedule_lines(ex: Execution, limit: int = 14) -> list[str]:
-    """The failing schedule, one line per turn of a thread: the state it read and wrote, its locks, its body.
+def _schedule_lines(ex: Execution, focus: str = "", limit: int = 12) -> list[str]:
+    """The failing schedule, one line per turn of a thread: what it held, changed and ran.
 
-    Reads are shown for the attributes some thread assigned (the count); when none was assigned (the
-    state is kept in a container), for every attribute read.
+    Reads are shown for ``focus`` (the state the witness is about) or, without one, for the
+    attributes some thread assigned.
     """
     writes = {s.name for s in ex.steps if s.op == "write"}
+    reads = {focus} if focus else writes
     shown = [s for s in ex.steps
              if s.op in ("acquire", "release", "body", "return", "pause", "write")
-             or (s.op == "read" and s.name != "cancelled" and (s.name in writes or not writes))
-             or s.what.startswith("wait")]
+             or (s.op == "read" and s.name in reads)
+             or s.what.startswith(("wait", "tries"))]
     turns: list[tuple[int, list[str]]] = []
     for step in shown:
         if not turns or turns[-1][0] != step.thread:
             turns.append((step.thread, []))
-        turns[-1][1].append(step.what)
+        whats = turns[-1][1]
+        if step.op == "pause" and whats and whats[-1].startswith("pause()"):
+            count = int(whats[-1].split("×")[1]) if "×" in whats[-1] else 1
+            whats[-1] = f"pause() ×{count + 1}"  # a run of pauses is one item
+        else:
+            whats.append(step.what)
     lines: list[str] = []
     for thread, whats in turns:
         for k in range(0, len(whats), 4):
             lead = thread_name(thread) if k == 0 else " "
             lines.append(f"    {lead}  " + " · ".join(whats[k : k + 4]))
-    if len(lines) > limit:
-        lines = [*lines[: limit - 1], f"    ... ({len(lines) - limit + 1} more lines)"]
+    if len(lines) > limit:  # keep how it starts and how it ends
+        head, tail = (limit - 1) // 2, limit - 1 - (limit - 1) // 2
+        lines = [*lines[:head], f"    ... ({len(lines) - head - tail} lines)", *lines[-tail:]]
     return lines
 
 
@@ -572,7 +727,7 @@ class GuardReport:
             lines = [f"{self.guard}: correct", f"  {self.summary}"]
         else:
             lines = [f"{self.guard}: not a correct guard", *self.details, *(f"  why: {p}" for p in self.problems)]
-        return "\n".join(_wrap(line) for line in lines)
+        return "\n".join(_wrap(part) for line in lines for part in line.split("\n"))
 
     def __repr__(self) -> str:
         return f"GuardReport(guard={self.guard!r}, passed={self.passed}, faults={self.faults!r})"
@@ -661,14 +816,54 @@ def check_guard(
     outside = _outside_state(guard_class)
     if outside:
         return GuardReport(guard_class.__name__, (
-            f"admit keeps state outside the guard ({', '.join(outside)}): the checker watches only the "
-            "guard's own attributes (self.…), so keep every count on self",), ("state_outside_self",))
+            f"the guard writes a global or an enclosing variable ({', '.join(outside)}): a guard's counts belong "
+            "to the guard, one per run, so keep them on self",), ("state_outside_self",), found_in="alone")
+    with _module_locks(guard_class) as reset:
+        subject.reset = reset
+        return _judge(guard_class, subject, simple, limit, threads, bound)
+
+
+@contextlib.contextmanager
+def _module_locks(cls: type) -> Iterator[Callable[[], None]]:
+    """Checker locks in place of the module-level locks a guard's methods use, for the check only.
+
+    Yields a function that frees them again (between schedules: a given-up schedule may leave one held).
+    """
+    swapped: list[tuple[dict[str, Any], str, object, Lock | Semaphore]] = []
+    made: dict[int, tuple[object, object]] = {}
+    for code in _methods_code(cls):
+        func_globals = _globals_of(cls, code)
+        names = set(code.co_names) | {n for c in code.co_consts if inspect.iscode(c) for n in c.co_names}
+        for name in sorted(names):
+            original = func_globals.get(name)
+            if isinstance(original, _REAL_SYNC) and not isinstance(original, threading.Condition):
+                lock = _checker_lock(original, name, made)
+                lock.name = name  # type: ignore[union-attr]
+                func_globals[name] = lock
+                swapped.append((func_globals, name, original, lock))  # type: ignore[arg-type]
+
+    def reset() -> None:
+        for _, _, original, lock in swapped:
+            if isinstance(lock, Lock):
+                lock.owner, lock.depth = None, 0
+            else:
+                lock.value, lock.holders = original._value, []  # type: ignore[attr-defined]
+
+    try:
+        yield reset
+    finally:
+        for func_globals, name, original, _ in swapped:
+            func_globals[name] = original
+
+
+def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threads: int, bound: int) -> GuardReport:
+    files = subject.files
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]] = []
     all_scripts = scripts(simple=simple)
     for script in all_scripts:
         answers = _alone(subject, script, files)
         if isinstance(answers, str):
-            kind = "deadlock" if answers.startswith("deadlock") else "hang"
+            kind = _problem_kind(answers)
             return GuardReport(guard_class.__name__, (f"with one thread: {answers}",), (kind,),
                                (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),), len(tried) + 1,
                                found_in="alone")
@@ -677,11 +872,15 @@ def check_guard(
     if wrong is not None:
         return _report_alone(guard_class.__name__, subject, tried, wrong)
     subject.watch = frozenset(subject.written)
+    lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
     schedules = 0
+    incomplete: list[str] = []
     first: tuple[_RaceRun, Execution | None] | None = None
     for race in _races(simple, limit, threads):
-        result, run = _race_once(subject, race, threads, files, bound, max_schedules=20_000)
+        result, run = _race_once(subject, race, threads, files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
         schedules += result.schedules
+        if not result.complete:
+            incomplete.append(f"{race.name}: up to {result.bound - 1} preemptions complete")
         if result.failure is not None:
             return _report_race(guard_class.__name__, run, result, len(tried), schedules)
         if first is None:
@@ -692,6 +891,9 @@ def check_guard(
         f"{len(_races(simple, limit, threads))} races of {threads} threads with up to {bound} preemptions broke it "
         f"({schedules:,} schedules)"
     )
+    if incomplete:
+        summary += (f"; the cap of {MAX_SCHEDULES:,} schedules per race stopped the search before it had tried every "
+                    f"schedule ({', '.join(incomplete)}): what was not tried was not judged")
     shown = first[0] if first else None
     return GuardReport(guard_class.__name__, (), (), (), len(tried), schedules, bound,
                        _admitted(shown.answers) if shown else 0, sum(b for _, b in shown.answers) if shown else 0,
@@ -757,11 +959,10 @@ def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts
     assert ex is not None
     race = run.race
     if ex.problem:
-        return GuardReport(name, (f"with {run.threads} threads: {ex.problem}",),
-                           ("deadlock" if ex.problem.startswith("deadlock") else "hang",),
+        return GuardReport(name, (f"with {run.threads} threads: {ex.problem}",), (_problem_kind(ex.problem),),
                            (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)), scripts_tried, schedules,
                            found_in="race", preemptions=ex.preemptions)
-    fault, why = _witness(ex)
+    fault, why, focus = _witness(ex)
     if fault == "unexplained":
         bodies = sum(b for _, b in run.answers)
         if bodies > _admitted(run.answers):
@@ -774,10 +975,10 @@ def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts
     details = [
         f"  race ({race.name}): {race.setting(run.threads, run.simple)}",
         f"  your guard: {_answers_text(run.answers)}; then {yours_after}",
-        f"  the rules, in either order: {allowed}; then {after}",
+        f"  the rules, in some order: {allowed}; then {after}",
         f"  the shortest schedule that breaks it ({ex.preemptions} preemption{'s' * (ex.preemptions != 1)}, "
         f"found in {result.schedules:,} schedules):",
-        *_schedule_lines(ex),
+        *_schedule_lines(ex, focus),
     ]
     problem = why[-1] if why else "one schedule of the race gives answers no order of the calls gives"
     return GuardReport(name, (problem,), (fault,), tuple([*details, *(f"  {w}" for w in why[:-1])]), scripts_tried,

@@ -22,6 +22,7 @@ import itertools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from ...core.signature import canonical, signature
 
@@ -74,16 +75,21 @@ class Attempt:
 
     def __str__(self) -> str:
         lead = '{"input": '
-        if self.raw.startswith(lead) and self.raw.endswith("}"):
-            return f"{self.tool}({self.raw[len(lead):-1]})"
+        if self.raw.startswith(lead) and self.raw.endswith("}") and "," not in self.raw:
+            return f"{self.tool}({self.raw[len(lead):-1]})"  # read_ticket(42.0): the text as sent
         return f"{self.tool}({self.raw})"
 
 
-_CAPABILITY = {"read_ticket": "ticket.read", "finish_review": "review.finish"}
+_CAPABILITY = {"read_ticket": "ticket.read", "finish_review": "review.finish", "tag_ticket": "ticket.read",
+               "set_priority": "review.finish"}
 
 
 def attempt(tool: str, raw: str, value: object) -> Attempt:
     return Attempt(tool, _CAPABILITY[tool], {"input": value}, raw)
+
+
+def _call(tool: str, raw: str, **arguments: object) -> Attempt:
+    return Attempt(tool, _CAPABILITY[tool], arguments, raw)
 
 
 ALPHABET = (
@@ -93,9 +99,17 @@ ALPHABET = (
     attempt("read_ticket", '{"input": 2}', 2),
     attempt("finish_review", '{"input": 42}', 42),
     attempt("finish_review", '{"input": 1}', 1),
+    # two arguments, sent in either order (one signature), and a list argument in another order (another)
+    _call("tag_ticket", '{"input": 42, "tags": ["a", "b"]}', input=42, tags=["a", "b"]),
+    _call("tag_ticket", '{"tags": ["a", "b"], "input": 42}', input=42, tags=["a", "b"]),
+    _call("tag_ticket", '{"input": 42, "tags": ["b", "a"]}', input=42, tags=["b", "a"]),
+    # a Decimal argument: 1.10 and 1.1 are one value (one signature), whatever str() says
+    _call("set_priority", '{"level": 1.10}', level=Decimal("1.10")),
+    _call("set_priority", '{"level": 1.1}', level=Decimal("1.1")),
 )
 """The calls scripts are made of: 42 sent as ``42`` and as ``42.0`` (one signature, two texts),
-other ids, and the other tool with the same arguments (a different signature)."""
+other ids, the other tool with the same arguments (a different signature), arguments in another
+order, a list in another order, and a decimal written two ways."""
 
 
 @dataclass(frozen=True)
@@ -259,6 +273,8 @@ def _order_words(order: tuple[str, ...]) -> tuple[str, str]:
             "tool_budget": "no_budget_rule",
             "repetition": "no_repetition_rule",
         }
+        if name == "cancelled":
+            return ids[name], "your guard does not check cancellation before the rules: a cancelled run admits nothing"
         return ids[name], f"your guard never asks {CHECK_WORDS[name]}"
     for a, b in itertools.combinations(CHECKS, 2):
         if order.index(a) > order.index(b):
@@ -347,18 +363,28 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
             made.append(Script((Call(distinct[0], "fails"), *(Call(a) for a in distinct[1 : limit + 2])),
                                tool_calls=limit, repetitions=9))
         for _ in range(count // 4):
-            n = r.randint(1, 5)
+            n = r.randint(1, 6)
             calls = tuple(Call(distinct[i], r.choice(("ok", "ok", "fails"))) for i in range(n))
-            made.append(Script(calls, tool_calls=r.randint(1, 3), repetitions=9))
+            made.append(Script(calls, tool_calls=r.choice((0, 1, 2, 3, 4)), repetitions=9))
         return tuple(sorted(dict.fromkeys(made), key=lambda s: len(s.calls)))
     r42, r42f, r1 = ALPHABET[0], ALPHABET[1], ALPHABET[2]
+    distinct = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 9)]
     made += [  # hand-made: a signature asked three times, within the budget, with 1 and 2 repetitions
         Script((Call(r42), Call(r42f), Call(r42)), tool_calls=3, repetitions=1),
         Script((Call(r42), Call(r42f), Call(r42), Call(r1)), tool_calls=3, repetitions=2),
+        Script((Call(r42),) * 5, tool_calls=5, repetitions=3),
+        # one signature sent as two texts: 42 / 42.0, keys in either order, 1.10 / 1.1 as a Decimal
+        *(Script((Call(a), Call(b)), tool_calls=3, repetitions=1)
+          for a, b in ((ALPHABET[0], ALPHABET[1]), (ALPHABET[6], ALPHABET[7]), (ALPHABET[9], ALPHABET[10]))),
+        Script((Call(ALPHABET[6]), Call(ALPHABET[8])), tool_calls=3, repetitions=1),  # a list in another order
+        # budgets and repetitions of 0 and above 3
+        Script((Call(r1),), tool_calls=0, repetitions=1),
+        Script((Call(r1),), tool_calls=2, repetitions=0),
+        *(Script(tuple(Call(a) for a in distinct[: n + 1]), tool_calls=n, repetitions=1) for n in (4, 5, 6)),
     ]
     grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
     for _ in range(count):
-        n = r.randint(1, 5)
+        n = r.randint(1, 6)
         calls = []
         cancelled = False
         for _ in range(n):
@@ -366,7 +392,7 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
             cancelled |= cancel
             body = r.choices(("ok", "fails", "cancels"), (10, 3, 1))[0]
             calls.append(Call(r.choice(ALPHABET), body, cancel))
-        made.append(Script(tuple(calls), r.randint(1, 3), r.randint(1, 2), r.choice(grants)))
+        made.append(Script(tuple(calls), r.choice((0, 1, 2, 3, 3, 4)), r.choice((0, 1, 1, 2, 3)), r.choice(grants)))
     unique = list(dict.fromkeys(made))
     return tuple(sorted(unique, key=lambda s: len(s.calls)))
 
