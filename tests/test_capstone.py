@@ -67,28 +67,29 @@ def test_an_empty_board_fails_and_asks_for_every_script_without_running_anything
         (
             "RepeatedCall",
             ScriptedModel([Call("read_ticket", {"input": n}) for n in range(1, 6)]),
-            "ToolBudget (ModelCall 5/6, ToolCall 4/4, signature peak 1/1)",
-            "the repetition rule only looks at identical calls",
+            "ToolBudget (ModelCall 5/6, ToolCall 4/4, most attempts of one signature 1/1)",
+            "the tool budget decided: it refused read_ticket(input=5), 4 of 4 attempts already admitted",
         ),
         # 1 and 1.0 are one signature: the repetition rule fires before the budget
         (
             "ToolBudget",
             ScriptedModel([Call("read_ticket", {"input": 1}), Call("read_ticket", {"input": 1.0})]),
             "RepeatedCall",
-            "42 and 42.0 are one value",
+            "the repetition rule decided: it refused read_ticket(input=1.0), same signature",
         ),
         # the model says it is done: the host condition decides
-        ("Completed", ScriptedModel(["Review finished."]), "Incomplete", "finish_review(42) never succeeded"),
+        ("Completed", ScriptedModel(["Review finished."]), "Incomplete", "the host condition (finish_review succeeded) is false"),
         ("Incomplete", ScriptedModel([READ_42, FINISH_42, "ok"]), "Completed", "the host condition holds"),
         # not granted, but the budget is zero: permission comes first
         (
             "ToolBudget",
             ScriptedModel([READ_42], grant={"review.finish"}, limits={"tool_calls": 0}),
             "PermissionDenied",
-            "permission is checked before the budget",
+            "the tool budget would also have refused that call (0 of 0 attempts already admitted), but the guard "
+            "asks the permission rule first",
         ),
-        ("ModelBudget", ScriptedModel([READ_42, FINISH_42, "ok"]), "Completed", "model-call budget"),
-        ("DeadlineExceeded", ScriptedModel(["ok"]), "Incomplete", "one deadline bounds the whole run"),
+        ("ModelBudget", ScriptedModel([READ_42, FINISH_42, "ok"]), "Completed", "no rule refused anything"),
+        ("DeadlineExceeded", ScriptedModel(["ok"]), "Incomplete", "no rule refused anything"),
         ("PermissionDenied", ScriptedModel([READ_42]), "ScriptExhausted", "the script ran out"),
         (
             "ProviderUnavailable",
