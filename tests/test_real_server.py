@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -221,7 +222,7 @@ def test_llama_cpp_python_cannot_stream_an_automatic_tool_call(calling_server: R
 # back for the ticket's text and for finish_review's result among the tool results, so it reads
 # ticket 42, then finishes its review, then answers with a sentence. It runs on llama-server (the
 # Qwen2.5 template puts tool results in the prompt); llama-cpp-python's function-calling format
-# leaves them out of its prompt, so the reviewer cannot see them there.
+# leaves them out of its prompt and has a grammar of its own, so the reviewer is lost there.
 
 REVIEW = ["ModelCall", "Middleware", "ToolCall", "ModelCall", "Middleware", "ToolCall", "ModelCall"]
 
@@ -293,3 +294,27 @@ def test_the_reviewer_follows_the_tool_results_not_the_number_of_calls(reviewer_
         outcome = labkit.run(lost, transport=transport, stream=stream)
         assert outcome.status is RunStatus.REPEATED_CALL
         assert [e.kind for e in outcome.events] == ["ModelCall", "Middleware", "ToolCall", "ModelCall", "Middleware", "RepeatedCall"]
+
+
+def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServer, monkeypatch: pytest.MonkeyPatch):
+    """The learner's walkthrough, run against the real server: its live cells show the completed review."""
+    import nbclient
+    import nbformat
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    nb = nbformat.read(notebooks / "appendix_a_real_model.ipynb", as_version=4)
+    monkeypatch.setenv("LABKIT_BASE_URL", reviewer_server.base_url)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}).execute()
+    said = {
+        c.id: "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in c.outputs)
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
+    assert said["live-complete"] == "Completed (exit 0): 3 model calls, 2 tool calls\ntext: 'Review of ticket 42 finished.'\n"
+    assert "read_ticket {" in said["live-transcript"] and "finish_review {" in said["live-transcript"]
+    assert said["live-stream"] == "streamed: Completed (exit 0), events as the plain run: True\n"
+    table = said["live-all"]
+    for row in ("complete, live", "incomplete, live", "repeat, live", "changing, live"):
+        assert re.search(rf"{row}\s+Completed\s+2\s+3\s+0", table), row
+    assert re.search(r"forbidden, live\s+PermissionDenied\s+0\s+1\s+2", table)
+    assert re.search(r"budget, live\s+ModelBudget\s+1\s+1\s+2", table)

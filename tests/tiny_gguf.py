@@ -67,8 +67,10 @@ follow the conversation, so a real server runs the whole review to
 The reviewer follows the Qwen2.5 chat template (``<tool_response>`` blocks
 carry the results), which llama-server renders. llama-cpp-python's
 ``chatml-function-calling`` format does not put tool results in its prompt
-at all (its template has no branch for the ``tool`` role), so there the
-reviewer cannot see the ticket and keeps asking for it.
+at all (its template has no branch for the ``tool`` role) and writes calls as
+``functions.NAME:`` under its own grammar, so there the reviewer is lost
+(seen: four ``finish_review`` calls with made-up ids, then ``ToolBudget``;
+streamed, that server cannot send an automatic tool call at all).
 """
 
 from __future__ import annotations
