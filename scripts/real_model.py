@@ -4,9 +4,9 @@ Usage:
     make real-server                  # once: builds llama-server (10 to 30 minutes on 2 cores, cached)
     python scripts/real_model.py      # or `make real-model`; PORT=N picks the port (default 8080)
 
-It writes the reviewer (``tests/tiny_gguf.py --reviewer``: a model of about
-20k hand-set weights that reads ticket 42, finishes its review, then answers;
-no download) next to the build, starts ``llama-server`` on 127.0.0.1 with the
+It writes the reviewer (``tests/tiny_gguf.py --reviewer``: about 78k weights,
+all but 329 of them zero, set by hand, that reads ticket 42, finishes its
+review, then answers; no download) next to the build, starts ``llama-server`` on 127.0.0.1 with the
 flags the tests use (``--jinja`` for tool calls, one thread, one slot,
 temperature 0), and prints the profile to give labkit. Ctrl+C stops it.
 Appendix A (``notebooks/appendix_a_real_model.ipynb``) walks through it.

@@ -13,6 +13,11 @@ transport sent, ``ToolCall`` events = admitted attempts), every requested
 call id has one result, and the streamed and non-streamed runs agree. On
 ``llama-server``, ``forbidden`` ends ``PermissionDenied``; and the run's
 deadline holds while the server is busy with another client.
+
+A second model, the reviewer (``tests/tiny_gguf.py --reviewer``, weights set by
+hand), follows the conversation: on ``llama-server`` it reads ticket 42,
+finishes the review and answers, so ``complete`` ends ``Completed`` (exit 0),
+plain and streamed; appendix A's notebook is run against it too.
 """
 
 from __future__ import annotations
