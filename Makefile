@@ -10,7 +10,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test install notebooks bench clean real-server
+.PHONY: lab update-workbook test install notebooks bench clean real-server real-model
 
 install: $(STAMP)
 
@@ -43,6 +43,11 @@ bench: $(STAMP)
 # outside the repository; `make test` then also runs every scenario against them (tests/test_real_server.py).
 real-server:
 	scripts/build_real_server.sh
+
+# After `make real-server`: serve the tiny reviewer model (it reads, finishes, answers) on llama-server at
+# http://127.0.0.1:$(PORT)/v1 until Ctrl+C, for appendix A and `labkit run complete --live`.
+real-model:
+	$(PYTHON) scripts/real_model.py $(or $(PORT),8080)
 
 # After editing a chapter: regenerate its navigation, re-execute the chapters to store their
 # outputs, regenerate the learner edition in workbook/ and the list of predictions in

@@ -22,6 +22,9 @@ For each chapter:
   as for a predict cell, with the solved cell as the answer;
 * the navigation cell links to ``README.md`` instead of the contents page.
 
+The appendices (``notebooks/appendix_*.ipynb``) are made the same way and
+listed after the chapters in ``workbook/README.md``.
+
 It also writes ``workbook/README.md`` (how to use the workbook and the
 reading order). ``workbook/glossary.md`` and ``workbook/cheatsheet.md`` are written by hand and left alone.
 
@@ -136,7 +139,7 @@ def learner_edition(nb: nbformat.NotebookNode, nav: str) -> nbformat.NotebookNod
     return navigation.with_navigation(out, nav)
 
 
-def readme(chapters: list[navigation.Chapter]) -> str:
+def readme(chapters: list[navigation.Chapter], appendices: list[navigation.Appendix] = ()) -> str:
     lines = [
         "# The workbook",
         "",
@@ -179,6 +182,9 @@ def readme(chapters: list[navigation.Chapter]) -> str:
     ]
     for chapter in chapters:
         lines.append(f"{chapter.number}. [{chapter.title}]({chapter.path.name})")
+    if appendices:
+        lines += ["", "Outside that order, when you need them:", ""]
+        lines += [f"- Appendix {a.letter}. [{a.title}]({a.path.name})" for a in appendices]
     lines += [
         "",
         "The [glossary](glossary.md) pairs the terms of the original French course with the ones used",
@@ -225,7 +231,7 @@ def build(root: Path, check: bool) -> list[str]:
     target = root / "workbook"
     target.mkdir(exist_ok=True)
     if not check:
-        for path in sorted(target.glob("[0-9][0-9]_*.ipynb")):
+        for path in sorted(target.glob("[0-9][0-9]_*.ipynb")) + navigation.appendix_paths(target):
             if holds_saved_work(nbformat.read(path, as_version=4)):
                 kept = keep_saved_work(path, root)
                 where = kept.relative_to(root)
@@ -244,8 +250,20 @@ def build(root: Path, check: bool) -> list[str]:
                 nbformat.write(edition, path)
         else:
             navigation.sync(path, edition, check, stale, root)
-    navigation.sync_text(target / README, readme(chapters), check, stale, root)
-    for extra in sorted(target.glob("[0-9][0-9]_*.ipynb")):
+    appendices = [navigation.read_appendix(p) for p in navigation.appendix_paths(source)]
+    for appendix in appendices:
+        nb = nbformat.read(appendix.path, as_version=4)
+        edition = learner_edition(nb, navigation.appendix_nav_source(chapters, README))
+        path = target / appendix.path.name
+        expected.add(path.name)
+        if not path.exists():
+            stale.append(str(path.relative_to(root)))
+            if not check:
+                nbformat.write(edition, path)
+        else:
+            navigation.sync(path, edition, check, stale, root)
+    navigation.sync_text(target / README, readme(chapters, appendices), check, stale, root)
+    for extra in sorted(target.glob("[0-9][0-9]_*.ipynb")) + navigation.appendix_paths(target):
         if extra.name not in expected:  # a chapter that no longer exists
             stale.append(str(extra.relative_to(root)))
             if not check:

@@ -1,6 +1,6 @@
 """Re-execute chapter notebooks in place so their stored outputs match the code.
 
-Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: notebooks/*.ipynb)
+Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: the chapters and appendices in notebooks/)
 
 Each notebook runs in a fresh kernel through nbconvert, wrapped in an outer
 process timeout and retried once: nbconvert can hang after widget cells go
@@ -76,7 +76,8 @@ def shorten_tracebacks(notebook: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    notebooks = [Path(a).resolve() for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    folder = ROOT / "notebooks"
+    notebooks = [Path(a).resolve() for a in argv] or sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted(folder.glob("appendix_*.ipynb"))
     for notebook in notebooks:
         print(f"executing {notebook.relative_to(ROOT)}")
         execute(notebook)

@@ -53,13 +53,15 @@ def find_build() -> Build | None:
     return build if build.llama_server.is_file() and build.python.is_file() else None
 
 
-def write_model(build: Build, path: Path, *, calls: bool = False) -> Path:
+def write_model(build: Build, path: Path, *, calls: bool = False, reviewer: bool = False) -> Path:
     """Write the tiny model with the build's own Python (it has the ``gguf`` package).
 
     ``calls``: the model also asks for tools in llama-cpp-python's function-calling format.
+    ``reviewer``: the hand-built model whose replies follow the conversation (read, finish, answer).
     """
     script = Path(__file__).with_name("tiny_gguf.py")
-    command = [str(build.python), str(script), str(path), str(build.templates / TEMPLATE)] + (["--calls"] if calls else [])
+    flags = (["--calls"] if calls else []) + (["--reviewer"] if reviewer else [])
+    command = [str(build.python), str(script), str(path), str(build.templates / TEMPLATE)] + flags
     subprocess.run(command, check=True, timeout=120)
     return path
 

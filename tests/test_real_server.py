@@ -13,6 +13,11 @@ transport sent, ``ToolCall`` events = admitted attempts), every requested
 call id has one result, and the streamed and non-streamed runs agree. On
 ``llama-server``, ``forbidden`` ends ``PermissionDenied``; and the run's
 deadline holds while the server is busy with another client.
+
+A second model, the reviewer (``tests/tiny_gguf.py --reviewer``, weights set by
+hand), follows the conversation: on ``llama-server`` it reads ticket 42,
+finishes the review and answers, so ``complete`` ends ``Completed`` (exit 0),
+plain and streamed; appendix A's notebook is run against it too.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -213,3 +219,107 @@ def test_llama_cpp_python_cannot_stream_an_automatic_tool_call(calling_server: R
     whole = labkit.run("complete", transport=LiveTransport(LiveProfile(base_url=calling_server.base_url, model="tiny")))
     assert whole.count("ToolCall") >= 1  # the same model's calls run when not streamed
     _check_one_result_per_call_id(whole)
+
+
+# -- a model that follows the conversation: the full cycle ends Completed on a real server ----
+#
+# The reviewer (tests/tiny_gguf.py, write_reviewer) has hand-set weights: one attention layer looks
+# back for the ticket's text and for finish_review's result among the tool results, so it reads
+# ticket 42, then finishes its review, then answers with a sentence. It runs on llama-server (the
+# Qwen2.5 template puts tool results in the prompt); llama-cpp-python's function-calling format
+# leaves them out of its prompt and has a grammar of its own, so the reviewer is lost there.
+
+REVIEW = ["ModelCall", "Middleware", "ToolCall", "ModelCall", "Middleware", "ToolCall", "ModelCall"]
+
+
+@pytest.fixture(scope="module")
+def reviewer_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    model = write_model(BUILD, tmp_path_factory.mktemp("reviewer") / "tiny-reviewer.gguf", reviewer=True)
+    running = start("llama-server", BUILD, model, tmp_path_factory.mktemp("llama-server-reviewer"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("agent", ["harness", "simple"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_real_server_run_ends_completed(reviewer_server: RunningServer, stream: bool, agent: str):
+    """read_ticket(42), finish_review(42), then text: Completed, exit 0, through the console and through labkit.run."""
+    argv = ["run", "complete", "--live", "--base-url", reviewer_server.base_url, "--model", "tiny", "--json"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv + (["--stream"] if stream else []) + (["--simple"] if agent == "simple" else []))
+    data = json.loads(out.getvalue())
+    assert (code, data["status"], data["exit_code"]) == (0, "Completed", 0)
+    assert [e["kind"] for e in data["events"]] == REVIEW
+    assert [e["name"] for e in data["events"] if e["kind"] == "ToolCall"] == ["read_ticket", "finish_review"]
+    assert data["text"] == "Review of ticket 42 finished."
+
+    transport = LiveTransport(LiveProfile(base_url=reviewer_server.base_url, model="tiny", timeout_s=60))
+    outcome = labkit.run("complete", agent=agent, transport=transport, stream=stream)
+    assert outcome.status is RunStatus.COMPLETED and outcome.exit_code == 0
+    assert (outcome.count("ModelCall"), outcome.count("ToolCall"), transport.calls) == (3, 2, 3)
+    calls = [(c.name, json.loads(c.arguments)) for m in outcome.transcript if m.role == "assistant" for c in m.tool_calls]
+    assert calls == [("read_ticket", {"input": 42}), ("finish_review", {"input": 42})]
+    results = [m.text for m in outcome.transcript if m.role == "tool"]
+    assert results[0].startswith("Ticket 42:") and results[1].startswith("Review finished.")
+    assert outcome.text == "Review of ticket 42 finished."
+    _check_one_result_per_call_id(outcome)
+
+
+@pytest.mark.parametrize("name", ["forbidden", "budget"])
+def test_the_same_bounds_stop_the_model_that_completes(reviewer_server: RunningServer, name: str):
+    """Where a scenario's row depends on its grants and limits, not its script, the real model gives it."""
+    from support import SPEC_TABLE
+
+    for stream in (False, True):
+        code, data = _console(name, reviewer_server.base_url, stream)
+        status, tool_calls, model_calls = SPEC_TABLE[name]
+        kinds = [e["kind"] for e in data["events"]]
+        assert (code, data["status"]) == (2, status.value)
+        assert (kinds.count("ToolCall"), kinds.count("ModelCall")) == (tool_calls, model_calls)
+
+
+def test_the_reviewer_follows_the_tool_results_not_the_number_of_calls(reviewer_server: RunningServer):
+    """A ticket store that never finds the ticket: no ticket text, so it asks for ticket 42 again (RepeatedCall)."""
+    import dataclasses
+
+    from labkit.loops.scenarios import REVIEW_TOOLS
+
+    def read_ticket(state: object, input: int) -> str:
+        """Read a support ticket by its id."""
+        return "NotFound: the ticket store is empty."
+
+    lost = dataclasses.replace(
+        SCENARIOS["complete"], name="lost", tools=(labkit.Tool("read_ticket", "ticket.read", read_ticket), REVIEW_TOOLS[1])
+    )
+    for stream in (False, True):
+        transport = LiveTransport(LiveProfile(base_url=reviewer_server.base_url, model="tiny", timeout_s=60))
+        outcome = labkit.run(lost, transport=transport, stream=stream)
+        assert outcome.status is RunStatus.REPEATED_CALL
+        assert [e.kind for e in outcome.events] == ["ModelCall", "Middleware", "ToolCall", "ModelCall", "Middleware", "RepeatedCall"]
+
+
+def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServer, monkeypatch: pytest.MonkeyPatch):
+    """The learner's walkthrough, run against the real server: its live cells show the completed review."""
+    import nbclient
+    import nbformat
+
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    nb = nbformat.read(notebooks / "appendix_a_real_model.ipynb", as_version=4)
+    monkeypatch.setenv("LABKIT_BASE_URL", reviewer_server.base_url)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}).execute()
+    said = {
+        c.id: "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in c.outputs)
+        for c in nb.cells
+        if c.cell_type == "code"
+    }
+    assert said["live-complete"] == "Completed (exit 0): 3 model calls, 2 tool calls\ntext: 'Review of ticket 42 finished.'\n"
+    assert "read_ticket {" in said["live-transcript"] and "finish_review {" in said["live-transcript"]
+    assert said["live-stream"] == "streamed: Completed (exit 0), events as the plain run: True\n"
+    table = said["live-all"]
+    for row in ("complete, live", "incomplete, live", "repeat, live", "changing, live"):
+        assert re.search(rf"{row}\s+Completed\s+2\s+3\s+0", table), row
+    assert re.search(r"forbidden, live\s+PermissionDenied\s+0\s+1\s+2", table)
+    assert re.search(r"budget, live\s+ModelBudget\s+1\s+1\s+2", table)

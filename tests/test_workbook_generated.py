@@ -7,6 +7,7 @@ Both exit non-zero when a run would change a file; the tests below also prove th
 
 import ast
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -247,3 +248,28 @@ def test_a_rebuild_copies_a_workbook_chapter_holding_saved_work_into_the_learner
     assert (copy_root / "my-workbook" / "03_a_full_cycle.saved-from-workbook.ipynb").read_text() == "an older rescue"
     assert not book.holds_saved_work(nbformat.read(chapter, as_version=4))  # workbook/ is the generated edition again
     assert run("build_workbook.py", "--check", "--root", str(copy_root)).returncode == 0
+
+
+def test_the_appendix_is_in_both_editions_and_its_live_cells_compare_no_output():
+    """Appendix A: outside the chapters' numbering, listed on both contents pages; what a server says is not compared."""
+    appendices = sorted((ROOT / "notebooks").glob("appendix_*.ipynb"))
+    assert [p.name for p in appendices] == ["appendix_a_real_model.ipynb"]
+    assert [p.name for p in sorted((ROOT / "workbook").glob("appendix_*.ipynb"))] == [p.name for p in appendices]
+    for path in appendices:
+        assert path.name in (ROOT / "notebooks" / "00_contents.md").read_text()
+        assert path.name in (ROOT / "workbook" / "README.md").read_text()
+        ref = nbformat.read(path, as_version=4)
+        assert ref.cells[0].source.startswith("# Appendix A — ") and "**What you will learn**" in ref.cells[0].source
+        assert ref.cells[-1].get("id") == "navigation" and "[Contents](00_contents.md)" in ref.cells[-1].source
+        code = [c for c in ref.cells if c.cell_type == "code"]
+        assert all("NBVAL_" not in c.source for c in code)
+        for c in code:  # a cell whose output is what a server (or the environment) says is never compared
+            if re.search(r"\b(live|streamed|run_live|os\.environ)\b", c.source) and not c.source.startswith("def "):
+                assert "nbval-ignore-output" in c.metadata.get("tags", []), f"{path.name} cell {c.id}"
+        stored = "".join(o.get("text", "") for c in code for o in c.outputs)
+        from labkit.loops.review import INSTRUCTIONS, PROMPT
+
+        assert f"system: {INSTRUCTIONS}\nuser: {PROMPT}\n" in stored  # the model's instructions, shown as sent
+        book = nbformat.read(ROOT / "workbook" / path.name, as_version=4)
+        assert all(c.outputs == [] and c.execution_count is None for c in book.cells if c.cell_type == "code")
+        assert "[Contents](README.md)" in book.cells[-1].source

@@ -1,9 +1,9 @@
-"""Write a tiny random-weights GGUF model that real servers load and that asks for ``read_ticket`` with 42.
+"""Write tiny GGUF models that real servers load: random weights that ask for ``read_ticket`` with 42, or a reviewer.
 
 Run with a Python that has the ``gguf`` package (the real-server environment
 built by ``scripts/build_real_server.sh`` has it)::
 
-    python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls]
+    python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls | --reviewer]
 
 A llama-architecture model: 2 layers, 64 dimensions, 4 heads, a byte-level
 BPE vocabulary (the 256 GPT-2 byte tokens, merges making ``<tool``, ``_call``,
@@ -25,6 +25,53 @@ turn, because the server's ``--presence-penalty`` takes 25 off a token once
 used (the last 64 tokens of the prompt count too); after the call, the same penalty puts ``<tool`` below ``<|im_end|>``,
 so the reply ends after one call: deterministic calls from random weights
 (:data:`PREFER` gives the numbers).
+
+**The reviewer** (``--reviewer``, :func:`write_reviewer`): a model whose replies
+follow the conversation, so a real server runs the whole review to
+``Completed``. Nothing in it is random; every weight is set by hand (78,144
+weights, 329 of them not zero; 289 tokens; one layer):
+
+* *Its first reply* calls ``read_ticket`` with 42; *after the ticket's text*
+  (a tool result) it calls ``finish_review`` with 42; *after the finish
+  result* it answers with a sentence. It sees the tool results, not a
+  counter: a result that is not the ticket text (``NotFound``) does not
+  move it on.
+* *Markers.* The vocabulary has merges that make ``Ticket`` (the first word of
+  the ticket's text) and ``Review`` (the first word of ``finish_review``'s
+  result) single tokens, with and without a leading space. Neither word, so
+  capitalised, is in the instructions, the prompt, the tool descriptions or
+  the chat template. Their embeddings carry a 1 in a dimension of their own
+  (``SEEN_TICKET``, ``SEEN_FINISH``).
+* *Attention that looks back.* One layer. Head 0's query is constant (it
+  reads the constant dimension every token has) and its key is large only at
+  a ``Ticket`` token, so the score there is about 50 and 0 elsewhere: if the
+  ticket text is anywhere in the context, softmax puts all the weight on it.
+  Its value is that token's ``SEEN_TICKET`` (1), written into the residual
+  dimension ``READ``; with no marker every value is 0, so ``READ`` is exactly
+  0. Head 1 does the same for ``Review`` into ``FINISHED``. Query and key use
+  the last rotary pair of the head with a rotary base of 1e8, so the rotation
+  is below 2e-3 rad at 16k tokens and the score does not depend on distance.
+* *The reply, a chain of tokens.* Every token the model writes is one of a
+  few generate-only vocabulary entries (no merge makes them, so a prompt
+  never contains them), and the output weights map each one to the next, a
+  bigram table read from the current token's own dimension: ``<tool``,
+  ``_call``, ``>\n`` (the grammar's trigger, as above), ``{"name": "``, the
+  tool's name, ``", "arguments": {"input": ``, ``42}}\n``,
+  ``</tool_call>``, end of turn: exactly the text the chat template writes
+  for a call. Two steps branch: after the prompt's last ``\n`` the reply
+  starts ``<tool`` unless ``FINISHED``, else the sentence :data:`ANSWER`;
+  after ``{"name": "`` the name is ``read_ticket`` unless ``READ``, else
+  ``finish_review``. Every decision wins by a logit margin of 60 or more
+  (the server's presence penalty takes 25), so greedy and sampled replies
+  are the same.
+
+The reviewer follows the Qwen2.5 chat template (``<tool_response>`` blocks
+carry the results), which llama-server renders. llama-cpp-python's
+``chatml-function-calling`` format does not put tool results in its prompt
+at all (its template has no branch for the ``tool`` role) and writes calls as
+``functions.NAME:`` under its own grammar, so there the reviewer is lost
+(seen: four ``finish_review`` calls with made-up ids, then ``ToolBudget``;
+streamed, that server cannot send an automatic tool call at all).
 """
 
 from __future__ import annotations
@@ -152,9 +199,147 @@ def write(path: str, template: str, seed: int = 0, calls: bool = False) -> None:
     writer.close()
 
 
+# -- the reviewer: a model whose replies follow the conversation -------------------------
+
+# Residual dimensions (EMBED = 64): a constant, two marker flags read by attention, the two flags
+# attention writes, then one dimension per token of the reply (the current token's identity).
+CONST, SEEN_TICKET, SEEN_FINISH, READ, FINISHED, FIRST_CHAIN = range(6)
+ROPE_BASE = 1e8  # the last rotary pair turns by 1e8 ** (-14 / 16) = 1e-7 rad per token: no distance effect
+ROPE_PAIR = 14  # the head dimension that query and key use (pair 7 of 8, the slowest)
+
+ANSWER = "Review of ticket 42 finished."
+"""The reviewer's last reply, once it has seen finish_review's result."""
+MARKERS = {"Ticket": SEEN_TICKET, "Review": SEEN_FINISH}
+"""The first word of the ticket's text and of finish_review's result (see TICKET_TEXT in labkit.loops.review)."""
+NAME_OPEN, ARGS_OPEN, ARGS_CLOSE = '{"name": "', '", "arguments": {"input": ', "42}}\n"
+GENERATED = [NAME_OPEN, "read_ticket", "finish_review", ARGS_OPEN, ARGS_CLOSE, ANSWER]
+"""Vocabulary entries no merge makes: only the model writes them."""
+CHAIN = {  # current token -> the next one (two of them branch, see _reviewer_output)
+    "\n": "<tool",
+    "<tool": "_call",
+    "_call": ">\n",
+    ">\n": NAME_OPEN,
+    NAME_OPEN: "read_ticket",
+    "read_ticket": ARGS_OPEN,
+    "finish_review": ARGS_OPEN,
+    ARGS_OPEN: ARGS_CLOSE,
+    ARGS_CLOSE: "</tool_call>",
+    "</tool_call>": "<|im_end|>",
+    ANSWER: "<|im_end|>",
+}
+STEP = 30.0  # the logit of the next token per unit of the normalised residual (about 4 to 5.7 here)
+
+
+def _marker_merges(word: str) -> list[str]:
+    """Merges that make ``word`` and ``Ġword`` (the word after a space) single tokens."""
+    merges = [f"{word[:i]} {word[i]}" for i in range(1, len(word))]
+    return merges + [f"Ġ {word}"]
+
+
+def _reviewer_vocabulary() -> tuple[list[str], list[int], list[str]]:
+    byte_chars = _bytes_to_unicode()
+    merges = MERGES + [m for word in MARKERS for m in _marker_merges(word)]
+    tokens = [byte_chars[b] for b in range(256)] + [m.replace(" ", "") for m in merges]
+    tokens += ["".join(byte_chars[b] for b in text.encode()) for text in GENERATED]
+    types = [int(gguf.TokenType.NORMAL)] * len(tokens)
+    tokens += SPECIAL
+    types += [int(gguf.TokenType.CONTROL)] * 3 + [int(gguf.TokenType.USER_DEFINED)]
+    return tokens, types, merges
+
+
+def _reviewer_weights(tokens: list[str]) -> dict[str, np.ndarray]:
+    """Every weight of the reviewer, set by hand (see the module docstring)."""
+    byte_chars = _bytes_to_unicode()
+
+    def token(text: str) -> int:  # a text as the vocabulary spells it (GPT-2 byte characters)
+        return tokens.index(text if text in SPECIAL else "".join(byte_chars[b] for b in text.encode()))
+
+    vocab = len(tokens)
+    chain = sorted({token(t) for t in CHAIN})
+    onehot = {t: FIRST_CHAIN + i for i, t in enumerate(chain)}
+    assert FIRST_CHAIN + len(chain) <= EMBED
+
+    embedding = np.zeros((vocab, EMBED), dtype=np.float32)
+    embedding[:, CONST] = 4.0
+    for t, dim in onehot.items():
+        embedding[t, dim] = 4.0
+    for word, dim in MARKERS.items():
+        for spelled in (word, "Ġ" + word):
+            embedding[tokens.index(spelled), dim] = 4.0
+
+    # A token with one flag set is normalised to 4 / rms = 5.657 in both dimensions (rms of [4, 4, 0...]).
+    unit = 4.0 / np.sqrt(32.0 / EMBED)
+    head = EMBED // HEADS
+    q, k, v, o = (np.zeros((EMBED, EMBED), dtype=np.float32) for _ in range(4))
+    for h, (seen, flag) in enumerate(((SEEN_TICKET, READ), (SEEN_FINISH, FINISHED))):
+        q[h * head + ROPE_PAIR, CONST] = 2.5  # constant query
+        k[h * head + ROPE_PAIR, seen] = 2.5  # score 2.5 * 2.5 * 5.657**2 / sqrt(16) = 50 at a marker, 0 elsewhere
+        v[h * head, seen] = 1.0 / unit  # the value: 1 at a marker, 0 elsewhere
+        o[flag, h * head] = 4.0  # the flag, on the same scale as the embedding's dimensions
+
+    output = np.zeros((vocab, EMBED), dtype=np.float32)
+    for current, following in CHAIN.items():
+        output[token(following), onehot[token(current)]] = STEP
+    # The two branches: the flag takes the first choice away and doubles the second.
+    for current, first, second, flag in (("\n", "<tool", ANSWER, FINISHED), (NAME_OPEN, "read_ticket", "finish_review", READ)):
+        output[token(first), flag] = -STEP
+        output[token(second), onehot[token(current)]] = STEP / 2
+        output[token(second), flag] = STEP / 2
+    return {"token_embd.weight": embedding, "output.weight": output, "q": q, "k": k, "v": v, "o": o}
+
+
+def write_reviewer(path: str, template: str) -> None:
+    """Write the reviewer to ``path`` with ``template`` as its chat template (see the module docstring)."""
+    tokens, types, merges = _reviewer_vocabulary()
+    weights = _reviewer_weights(tokens)
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_name("labkit-tiny-reviewer")
+    writer.add_context_length(CONTEXT)
+    writer.add_embedding_length(EMBED)
+    writer.add_block_count(1)
+    writer.add_feed_forward_length(FFN)
+    writer.add_head_count(HEADS)
+    writer.add_head_count_kv(HEADS)
+    writer.add_rope_dimension_count(EMBED // HEADS)
+    writer.add_rope_freq_base(ROPE_BASE)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_vocab_size(len(tokens))
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("qwen2")
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(tokens.index("<|endoftext|>"))
+    writer.add_eos_token_id(tokens.index("<|im_end|>"))
+    writer.add_eot_token_id(tokens.index("<|im_end|>"))
+    writer.add_add_bos_token(False)
+    writer.add_chat_template(template)
+    ones = np.ones(EMBED, dtype=np.float32)
+    writer.add_tensor("token_embd.weight", weights["token_embd.weight"])
+    writer.add_tensor("output_norm.weight", ones)
+    writer.add_tensor("output.weight", weights["output.weight"])
+    writer.add_tensor("blk.0.attn_norm.weight", ones)
+    for name, key in (("attn_q", "q"), ("attn_k", "k"), ("attn_v", "v"), ("attn_output", "o")):
+        writer.add_tensor(f"blk.0.{name}.weight", weights[key])
+    writer.add_tensor("blk.0.ffn_norm.weight", ones)  # the feed-forward block adds nothing
+    writer.add_tensor("blk.0.ffn_gate.weight", np.zeros((FFN, EMBED), dtype=np.float32))
+    writer.add_tensor("blk.0.ffn_up.weight", np.zeros((FFN, EMBED), dtype=np.float32))
+    writer.add_tensor("blk.0.ffn_down.weight", np.zeros((EMBED, FFN), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--calls"]
+    flags = {"--calls", "--reviewer"}
+    args = [a for a in sys.argv[1:] if a not in flags]
     if len(args) != 2:
-        sys.exit("usage: python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls]")
+        sys.exit("usage: python tests/tiny_gguf.py MODEL.gguf TEMPLATE.jinja [--calls | --reviewer]")
     with open(args[1], encoding="utf-8") as file:
-        write(args[0], file.read(), calls="--calls" in sys.argv)
+        template = file.read()
+    if "--reviewer" in sys.argv:
+        write_reviewer(args[0], template)
+    else:
+        write(args[0], template, calls="--calls" in sys.argv)
