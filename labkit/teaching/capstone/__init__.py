@@ -5,10 +5,12 @@
   agents and answers with one line per status: right, or which status came
   instead, the counters, and a hint naming the rule that decides.
 * **Break the guard.** The learner writes guards (subclasses of
-  :class:`GuardBase`) with an ``admit(body)`` method; :func:`check_guard`
-  releases many threads at once against one guard and counts what it
-  admitted and which bodies ran. It passes only for a guard that checks and
-  reserves in one step under its lock, before the body (SPEC §3.1).
+  :class:`GuardBase`) with an ``admit(call, body)`` method; :func:`check_guard`
+  runs each alone on short scripts against the reference rules
+  (:mod:`.rules`), then under every schedule of two racing threads with up to
+  two preemptions (:mod:`.explore`), and names what breaks it: the wrong call,
+  or the shortest breaking schedule and what the threads held
+  (docs/teaching-helpers.md).
 
 Core-light: the standard library and labkit's core only. Nothing here raises
 for an unfinished exercise (``...`` in the learner edition): the checks say
@@ -19,12 +21,12 @@ Example::
     board = new_board()
     board["Incomplete"] = ScriptedModel(["Review finished."])
     check_bingo(board)          # eight lines, one per status
-    check_guard(MyGuard)        # threads, counts, verdict
+    check_guard(MyGuard)        # alone, then every schedule of the races: a verdict
 """
 
 from .bingo import AGENTS, BINGO_LIMITS, Bingo, ScriptedModel, Square, check_bingo, new_board
 from .guard import BodyFailed, GuardBase, GuardReport, check_guard, pause
-from .rules import Attempt
+from .rules import Attempt, Rules
 
 __all__ = [
     "AGENTS",
@@ -34,6 +36,7 @@ __all__ = [
     "Bingo",
     "GuardBase",
     "GuardReport",
+    "Rules",
     "ScriptedModel",
     "Square",
     "check_bingo",
