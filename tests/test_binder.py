@@ -5,9 +5,10 @@ Python, ``requirements.txt`` the pinned third-party packages (JupyterLab and
 jupyter_server included, at the versions the browser tests run, over the older
 ones Binder's base image has), and ``postBuild`` installs labkit itself. The
 slow test rebuilds that environment the way Binder does, in a fresh virtual
-environment holding the base image's JupyterLab first, and runs, on a clone of the checkout, the chapter notebooks under nbval inside it and the learner's
-copy that postBuild makes (the one the Binder link opens) under ``--nbval-lax``. Deselect it with
-``-m "not binder"``; ``make test`` runs it.
+environment holding the base image's JupyterLab first, and runs, on a clone of
+the checkout, the chapter notebooks under nbval inside it and the learner's
+copy that postBuild makes (the one the Binder link opens) under
+``--nbval-lax``. Deselect it with ``-m "not binder"``; ``make test`` runs it.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def make_lab(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
     """
     port = _free_port()
     recipe = make_lab_command(f"PORT={port}")
-    assert recipe[1:] == ["scripts/lab.py", f"--port={port}"], f"`make lab PORT=` no longer runs scripts/lab.py: {recipe}"
+    assert recipe[1:] == ["scripts/lab.py", f"--port={port}"], f"`make lab PORT=` runs something else: {recipe}"
     root = tmp_path / "clone"
     shutil.copytree(ROOT / "workbook", root / "workbook")
     env = {
