@@ -1,11 +1,18 @@
 # Two commands: `make lab` opens your own copy of the learner workbook (my-workbook/), `make test` runs every
 # test (notebooks included; it never reads my-workbook/).
-# Both create .venv and install labkit with its teaching and test extras when needed.
+# Both create .venv when needed: `make lab` installs labkit with its `lab` extra only (what the workbook
+# needs), `make test` with its `test` extra (the lab's packages and the test tools).
+# `make lab PORT=8899` serves JupyterLab on that port (and fails if it is taken); without PORT, JupyterLab's default.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# One stamp per extra (STAMP: test). The test extra includes the lab's, so installing it stamps both: `make lab` after
+# `make test` installs nothing, `make test` after `make lab` installs the test tools.
 STAMP := $(VENV)/.installed-stamp
+LAB_STAMP := $(VENV)/.lab-stamp
+# Set only on make's command line: a PORT in the environment (some hosts set one for their own server) is ignored.
+PORT :=
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
@@ -18,12 +25,18 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	touch $(STAMP) $(LAB_STAMP)
+
+$(LAB_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[lab]"
+	touch $(LAB_STAMP)
 
 # Your copy of the learner edition, my-workbook/ (untracked), is made from workbook/ on first use and
 # never overwritten; JupyterLab's printed address opens its chapter 1. See scripts/lab.py.
-lab: $(STAMP)
-	$(BIN)/python scripts/lab.py
+lab: $(LAB_STAMP)
+	$(BIN)/python scripts/lab.py $(if $(PORT),--port="$(PORT)")
 
 # New or changed chapters of workbook/ go into my-workbook/: over an untouched copy, or beside
 # yours as NAME.updated.ipynb, never over your work.

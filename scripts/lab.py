@@ -2,7 +2,8 @@
 
 Usage:
     python scripts/lab.py                 # make my-workbook/ on first use, start JupyterLab on chapter 1
-    python scripts/lab.py serve ARGS...   # the same, ARGS passed to jupyter lab (--flag=value, e.g. --port=8899)
+    python scripts/lab.py --port 8899     # the same on port 8899, and fail if it is taken (`make lab PORT=8899`)
+    python scripts/lab.py serve ARGS...   # the same, ARGS passed to jupyter lab (--flag=value)
     python scripts/lab.py update          # bring new or changed chapters from workbook/ into my-workbook/
     python scripts/lab.py prepare         # make my-workbook/ and the JupyterLab settings, start nothing (Binder)
 
@@ -196,20 +197,44 @@ def prepare(root: Path = ROOT) -> list[Delivery]:
     return done
 
 
-def server_command(root: Path = ROOT, extra: list[str] | None = None) -> list[str]:
-    """The ``jupyter lab`` command line: root dir, chapter 1 as default URL, no news; ``extra`` appended."""
+def parse_port(text: str) -> int:
+    """The port ``make lab PORT=...`` asked for, as a number from 1 to 65535.
+
+    Raises:
+        ValueError: anything else, with a one-line message naming the value given.
+    """
+    value = text.strip()
+    if value.isascii() and value.isdigit() and 1 <= int(value) <= 65535:
+        return int(value)
+    raise ValueError(f"PORT must be a number from 1 to 65535 (e.g. `make lab PORT=8899`), not {text!r}")
+
+
+def port_flags(port: int) -> list[str]:
+    """The ``jupyter lab`` flags for a chosen port: that port or none (no retry on the next ones).
+
+    A port is chosen to be reached from elsewhere (a forwarded or published port), so
+    JupyterLab's habit of moving to a nearby free port would print an address that
+    does not get there: it stops instead, saying the port is in use.
+    """
+    return [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
+
+
+def server_command(root: Path = ROOT, extra: list[str] | None = None, port: int | None = None) -> list[str]:
+    """The ``jupyter lab`` command line: root dir, chapter 1 as default URL, no news, ``port``; ``extra`` appended."""
     command = [
         sys.executable, "-m", "jupyterlab",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.default_url={default_url(root)}",
         *SERVER_FLAGS,
     ]
+    if port is not None:
+        command += port_flags(port)
     if hasattr(os, "getuid") and os.getuid() == 0:  # containers and CI machines run as root; a learner does not
         command.append("--allow-root")
     return command + list(extra or [])
 
 
-def serve(root: Path = ROOT, extra: list[str] | None = None) -> None:
+def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = None) -> None:
     """Make the copy on first use (or say which files have updates), then become the JupyterLab server."""
     if not (root / COPY).exists():
         done = prepare(root)
@@ -226,7 +251,7 @@ def serve(root: Path = ROOT, extra: list[str] | None = None) -> None:
             print(f"workbook/ has new or changed files since your copy was made: {', '.join(waiting)}.")
             print(f"`{UPDATE_COMMAND}` brings them into {COPY}/ and never overwrites a file you changed.")
     print(f"JupyterLab opens {COPY}/{chapter_one(root)}: use the address it prints below.", flush=True)
-    command = server_command(root, extra)
+    command = server_command(root, extra, port)
     os.chdir(root)
     os.execv(command[0], command)  # the server takes this process over: Ctrl+C and its PID are the server's
 
@@ -234,9 +259,19 @@ def serve(root: Path = ROOT, extra: list[str] | None = None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    parser.add_argument("--port", help="serve on this port, 1 to 65535 (`make lab PORT=N`); fail if it is taken")
     parser.add_argument("action", nargs="?", default="serve", choices=["serve", "update", "prepare"])
     args, extra = parser.parse_known_args(argv)
     root = args.root.resolve()
+    port = None
+    if args.port is not None:
+        try:
+            port = parse_port(args.port)
+        except ValueError as exc:  # one line, before anything is made or started
+            print(f"scripts/lab.py: {exc}", file=sys.stderr)
+            return 2
+        if args.action != "serve":
+            parser.error(f"--port only goes with serve, not {args.action}")
     if args.action == "update":
         print(report(update(root)))
         return 0
@@ -246,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "prepare":
         print(report(prepare(root)))
         return 0
-    serve(root, extra)
+    serve(root, extra, port)
     return 0  # not reached: serve() replaces this process
 
 

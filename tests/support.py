@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -121,3 +124,22 @@ def clone_checkout(dest: Path) -> Path:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
     return dest
+
+
+def make_env(**extra: str) -> dict[str, str]:
+    """This environment for running ``make`` itself, without the variables an outer make (``make test``) passes down."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PORT"}}
+    return {**env, **extra}
+
+
+def make_lab_command(*make_args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The ``scripts/lab.py`` command line ``make lab`` runs, as ``make -n`` prints it (nothing is run).
+
+    ``VENV`` is this test environment's, so the command's python is the one running the tests.
+    """
+    root = Path(__file__).resolve().parent.parent
+    venv = Path(sys.executable).parent.parent
+    listed = subprocess.run(["make", "-n", "lab", f"VENV={venv}", *make_args], cwd=root,
+                            env=make_env() if env is None else env, capture_output=True, text=True, check=True).stdout
+    (line,) = [line for line in listed.splitlines() if "scripts/lab.py" in line]  # any install lines come first
+    return shlex.split(line)

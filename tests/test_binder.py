@@ -1,12 +1,14 @@
 """The Binder environment: its files are well formed, its pins match what we test, and it runs the notebooks.
 
 ``binder/`` is all that Binder (repo2docker) reads: ``runtime.txt`` picks the
-Python, ``requirements.txt`` the pinned third-party packages (JupyterLab
-unpinned), and ``postBuild`` installs labkit itself. The slow test rebuilds
-that environment the way Binder does, in a fresh virtual environment, and
-runs, on a clone of the checkout, the chapter notebooks under nbval inside it and the learner's
-copy that postBuild makes (the one the Binder link opens) under ``--nbval-lax``. Deselect it with
-``-m "not binder"``; ``make test`` runs it.
+Python, ``requirements.txt`` the pinned third-party packages (JupyterLab and
+jupyter_server included, at the versions the browser tests run, over the older
+ones Binder's base image has), and ``postBuild`` installs labkit itself. The
+slow test rebuilds that environment the way Binder does, in a fresh virtual
+environment holding the base image's JupyterLab first, and runs, on a clone of
+the checkout, the chapter notebooks under nbval inside it and the learner's
+copy that postBuild makes (the one the Binder link opens) under
+``--nbval-lax``. Deselect it with ``-m "not binder"``; ``make test`` runs it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from support import clone_checkout
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 NOTEBOOKS = ROOT / "notebooks"
-UNPINNED = {"jupyterlab"}  # pinning JupyterLab on Binder fights its own base image
+# What Binder's base image has before requirements.txt (issue 18): without a pin it keeps these.
+BASE_IMAGE = {"jupyterlab": "4.4.9", "jupyter-server": "2.17.0"}
 
 
 def requirements() -> list[Requirement]:
@@ -48,28 +51,34 @@ def pins() -> dict[str, str]:
     return found
 
 
-def test_every_third_party_requirement_is_pinned_except_jupyterlab():
+def test_every_third_party_requirement_is_pinned_jupyterlab_and_its_server_included():
     reqs = requirements()
     names = {canonicalize_name(r.name) for r in reqs}
-    assert UNPINNED <= names
     for req in reqs:
-        name = canonicalize_name(req.name)
-        if name in UNPINNED:
-            assert not req.specifier, f"{req.name} must stay unpinned on Binder"
-        else:
-            assert name in pins(), f"{req} is not pinned with =="
+        assert canonicalize_name(req.name) in pins(), f"{req} is not pinned with =="
+    assert BASE_IMAGE.keys() <= pins().keys()  # else Binder keeps its base image's older JupyterLab
     assert "labkit" not in names  # postBuild installs it from the checkout
 
 
-def test_pins_cover_the_teaching_extra_within_its_bounds():
+def _extra(project: dict, name: str) -> list[Requirement]:
+    """One of labkit's extras, its references to labkit's other extras (``labkit[telemetry]``) expanded."""
+    found = []
+    for req in map(Requirement, project["optional-dependencies"][name]):
+        if canonicalize_name(req.name) == "labkit":
+            found += [r for other in sorted(req.extras) for r in _extra(project, other)]
+        else:
+            found.append(req)
+    return found
+
+
+def test_pins_cover_the_lab_extra_within_its_bounds():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    needed = [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["teach"]]
+    needed = [Requirement(r) for r in project["dependencies"]] + _extra(project, "lab")
+    assert {"jupyterlab", "opentelemetry-sdk", "openai-agents"} <= {canonicalize_name(r.name) for r in needed}
     pinned = pins()
     for req in needed:
         name = canonicalize_name(req.name)
-        if name in UNPINNED:
-            continue
-        assert name in pinned, f"binder/requirements.txt lacks {req.name}, which the notebooks import"
+        assert name in pinned, f"binder/requirements.txt lacks {req.name}, which the workbook needs"
         assert req.specifier.contains(pinned[name]), f"{req.name}=={pinned[name]} is outside pyproject's {req}"
 
 
@@ -81,7 +90,7 @@ def test_pins_match_the_tested_versions():
             installed[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    assert {"pydantic", "ipywidgets", "pandas", "matplotlib"} <= installed.keys()
+    assert {"pydantic", "ipywidgets", "pandas", "matplotlib", "jupyterlab", "jupyter-server"} <= installed.keys()
     stale = {name: (pins()[name], have) for name, have in installed.items() if have != pins()[name]}
     assert not stale, f"update binder/requirements.txt to the tested versions ({{name: (pinned, tested)}}): {stale}"
 
@@ -144,8 +153,16 @@ def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
 
 def _build_and_run(step, clone: Path, bin_dir: Path, notebooks: list[Path]) -> None:
     step(_binder_python(), "-m", "venv", bin_dir.parent, timeout=120)
+    # the base image's JupyterLab is there before requirements.txt, as on Binder
+    step(bin_dir / "python", "-m", "pip", "install", "--quiet",
+         *(f"{name}=={version}" for name, version in BASE_IMAGE.items()), timeout=1200)
     step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", clone / "binder" / "requirements.txt",
-         "jupyterlab", timeout=1200)
+         timeout=1200)
+    versions = json.loads(step(bin_dir / "python", "-c", "import json; from importlib import metadata; "
+                               f"print(json.dumps({{n: metadata.version(n) for n in {sorted(BASE_IMAGE)!r}}}))",
+                               timeout=60))
+    assert versions == {name: pins()[name] for name in BASE_IMAGE}  # the JupyterLab the browser tests run
+    assert versions != BASE_IMAGE
     step("bash", clone / "binder" / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
     # labkit comes from the checkout, through postBuild's editable install
     step(bin_dir / "python", "-c",

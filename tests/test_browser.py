@@ -38,6 +38,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from support import make_lab_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -261,25 +262,19 @@ CHAPTER_OPEN = """path => {
 }"""
 
 
-def _make_lab_target() -> list[str]:
-    """The command `make lab` runs, read from the Makefile (so the test follows it if it changes)."""
-    lines = (ROOT / "Makefile").read_text().splitlines()
-    recipe = lines[lines.index("lab: $(STAMP)") + 1].strip()
-    return recipe.split()
-
-
 @pytest.fixture
 def make_lab(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
-    """`make lab`'s command (scripts/lab.py) on a copy of workbook/ in a temp root; yields (printed URL, root, server).
+    """`make lab PORT=<free port>`'s command on a copy of workbook/ in a temp root; yields (printed URL, root, server).
 
-    Extra flags only pick a free port, skip the browser and expose the app object to the test; the
-    server is otherwise what a learner gets, its settings included.
+    The command is the one make runs (``make -n``), so the port reaches JupyterLab through ``PORT``;
+    extra flags only skip the browser and expose the app object to the test; the server is
+    otherwise what a learner gets, its settings included.
     """
-    recipe = _make_lab_target()
-    assert recipe[1:] == ["scripts/lab.py"], f"`make lab` no longer runs scripts/lab.py: {recipe}"
+    port = _free_port()
+    recipe = make_lab_command(f"PORT={port}")
+    assert recipe[1:] == ["scripts/lab.py", f"--port={port}"], f"`make lab PORT=` runs something else: {recipe}"
     root = tmp_path / "clone"
     shutil.copytree(ROOT / "workbook", root / "workbook")
-    port = _free_port()
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -290,9 +285,8 @@ def make_lab(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
     command = [
-        sys.executable, str(LAB_SCRIPT), "--root", str(root), "serve",
-        "--no-browser", f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
-        "--expose-app-in-browser",
+        sys.executable, str(LAB_SCRIPT), *recipe[2:], "--root", str(root), "serve",
+        "--no-browser", "--ServerApp.ip=127.0.0.1", "--expose-app-in-browser",
     ]
     log_path = tmp_path / "make-lab.log"
     log = log_path.open("w")

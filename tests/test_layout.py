@@ -307,3 +307,36 @@ def test_python_m_an_old_path_says_the_new_one_in_one_line(old: str) -> None:
     assert done.returncode == 1 and done.stdout == ""
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.strip().endswith(f"{old} is {OLD_TO_NEW[old]} now: python -m {OLD_TO_NEW[old]}")
+
+
+# -- the README: its links resolve, every document it names is a link, its set-up says what make lab does --
+
+README = ROOT / "README.md"
+MD_LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)\)")  # [text](target), an image inside the text too
+
+
+def test_every_relative_link_in_the_readme_resolves_to_a_file_that_exists() -> None:
+    targets = [t for t in MD_LINK.findall(README.read_text(encoding="utf-8")) if not re.match(r"[a-z]+:|#", t)]
+    assert len(targets) >= 8  # the docs/ files at least
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert missing == []
+
+
+def test_every_document_the_readme_names_is_a_relative_link() -> None:
+    text = README.read_text(encoding="utf-8")
+    linked = {t for t in MD_LINK.findall(text)}
+    documents = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/*.md")}
+    assert {"docs/live.md", "docs/adapters.md", "workbook/README.md"} <= documents
+    named = {d for d in documents if d in text}
+    assert {"docs/live.md", "docs/adapters.md", "docs/guarantees.md"} <= named
+    assert named - linked == set(), "name these as [`path`](path)"
+    outside_links = MD_LINK.sub("", text)
+    assert [d for d in named if d in outside_links] == []  # not also named elsewhere without its link
+
+
+def test_the_readme_keeps_the_two_commands_and_says_what_make_lab_installs_and_port() -> None:
+    text = README.read_text(encoding="utf-8")
+    (setup,) = [block for block in re.findall(r"```sh\n(.*?)```", text, re.S) if "make lab" in block]
+    commands = [line.split("#")[0].strip() for line in setup.splitlines()]
+    assert "make lab" in commands and "make test" in commands
+    assert "make lab PORT=" in text and "`lab` extra" in text and '".[lab]"' in text

@@ -6,22 +6,34 @@ still exactly what the script wrote there, otherwise beside it. The last test
 saves a guess in the copy of a temp clone and runs the pytest commands of
 ``make test`` (read from ``make -n test``) there: they pass and the guess is
 still there, byte for byte.
+
+The tests after those check what ``make lab`` installs (the ``lab`` extra: what
+both editions import, no test tool; the ``test`` extra on top of it, each
+installed once, by the Makefile's stamps) and ``make lab PORT=N``: the port
+reaches JupyterLab's command line, a bad value is a one-line error, a taken
+port stops JupyterLab rather than moving it.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import nbformat
 import pytest
-from support import clone_checkout
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from support import clone_checkout, make_env, make_lab_command
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB = ROOT / "scripts" / "lab.py"
@@ -201,3 +213,211 @@ def test_make_lab_brings_in_a_missing_chapter_one_and_otherwise_only_says_what_c
     first.unlink()  # the learner deleted chapter 1: the page to open comes back, the rest is left alone
     lab.serve(root)
     assert first.exists() and len(started) == 3
+
+
+# --- `make lab`: what it installs, and on which port it serves ------------------------------------------
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+TEST_TOOLS = {"pytest", "pytest-xdist", "nbval", "hypothesis", "playwright"}
+
+
+def extra(name: str) -> list[Requirement]:
+    """The requirements of one of labkit's extras, its references to labkit's other extras expanded."""
+    found = []
+    for line in PYPROJECT["optional-dependencies"][name]:
+        req = Requirement(line)
+        if canonicalize_name(req.name) == "labkit":
+            for other in sorted(req.extras):
+                found += extra(other)
+        else:
+            found.append(req)
+    return found
+
+
+def installed_closure(reqs: list[Requirement]) -> set[str]:
+    """Every distribution (canonical name) that installing ``reqs`` brings, by this environment's metadata."""
+    seen: set[str] = set()
+    todo = [(req, frozenset(req.extras)) for req in reqs]
+    while todo:
+        req, extras = todo.pop()
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in ("", *extras)):
+            continue
+        name = canonicalize_name(req.name)
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # not installed here: its own requirements are unknown, it still counts
+        for line in requires:
+            sub = Requirement(line)
+            if sub.marker is None or any(sub.marker.evaluate({"extra": e}) for e in ("", *extras)):
+                todo.append((Requirement(str(sub).split(";")[0]), frozenset(sub.extras)))
+    return {name for name, _ in seen}
+
+
+def third_party_imports() -> dict[str, set[str]]:
+    """``{top-level module: where}`` for each non-stdlib import of labkit's modules and of both editions' code cells."""
+    sources = [(p.relative_to(ROOT).as_posix(), p.read_text()) for p in sorted((ROOT / "labkit").rglob("*.py"))]
+    for folder in ("workbook", "notebooks"):
+        for path in chapters(ROOT / folder):
+            cells = nbformat.read(path, as_version=4).cells
+            sources += [(f"{folder}/{path.name}", c.source) for c in cells if c.cell_type == "code"]
+    found: dict[str, set[str]] = {}
+    for where, source in sources:
+        kept = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(kept)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in {"labkit", "_labkit_console"}:
+                    found.setdefault(name, set()).add(where)
+    return found
+
+
+def provider(module: str, files: dict[Path, str]) -> str | None:
+    """The distribution (canonical name) whose files hold ``module``'s package here; None if it is not installed.
+
+    For a namespace package (``opentelemetry``, shared by several distributions) it is
+    the one holding the first regular package below it (``opentelemetry.sdk.trace``: opentelemetry-sdk).
+    """
+    parts = module.split(".")
+    spec = importlib.util.find_spec(parts[0])
+    depth = 1
+    while spec is not None and spec.origin is None and depth < len(parts):  # a namespace package: look further down
+        depth += 1
+        spec = importlib.util.find_spec(".".join(parts[:depth]))
+    if spec is None or spec.origin is None:
+        return None
+    return files.get(Path(spec.origin).resolve())
+
+
+def test_the_lab_extra_has_no_test_tool_and_the_test_extra_keeps_everything():
+    lab_names = {canonicalize_name(r.name) for r in extra("lab")}
+    test_own = {canonicalize_name(r.name) for r in map(Requirement, PYPROJECT["optional-dependencies"]["test"])} - {
+        "labkit"}
+    assert TEST_TOOLS <= test_own  # the rule below is not empty
+    assert not lab_names & test_own, f"the lab extra installs test tools: {sorted(lab_names & test_own)}"
+    assert not installed_closure(extra("lab")) & TEST_TOOLS  # not even through another package
+    test_names = {canonicalize_name(r.name) for r in extra("test")}
+    for other in ("lab", "live", "telemetry", "adapters"):
+        missing = {canonicalize_name(r.name) for r in extra(other)} - test_names
+        assert not missing, f"the test extra lost {other}'s {sorted(missing)}"
+    assert "teach" not in PYPROJECT["optional-dependencies"]  # replaced by lab (nothing installed it): one name
+
+
+def test_the_lab_extra_brings_every_package_the_workbook_and_labkit_import():
+    """What `make lab` installs is enough to run both editions: each third-party import comes with the lab extra."""
+    imports = third_party_imports()
+    tops = {name.split(".")[0] for name in imports}
+    assert {"pandas", "matplotlib", "ipywidgets", "opentelemetry", "agents"} <= tops  # the scan sees them
+    brought = installed_closure([Requirement(r) for r in PYPROJECT["dependencies"]] + extra("lab"))
+    assert {"jupyterlab", "ipykernel"} <= brought
+    files = {
+        Path(dist.locate_file(f)).resolve(): canonicalize_name(dist.metadata["Name"])
+        for dist in metadata.distributions() for f in dist.files or [] if f.suffix == ".py"
+    }
+    owners = {name: provider(name, files) for name in imports}
+    assert owners["opentelemetry.sdk.trace"] == "opentelemetry-sdk"  # a namespace package is told apart
+    missing = {name: sorted(imports[name])[:2] for name, owner in owners.items() if owner not in brought}
+    assert not missing, f"imported but not brought by `pip install .[lab]` ({{module: where}}): {missing}"
+
+
+def _fake_python(tmp_path: Path) -> tuple[Path, Path]:
+    """A stand-in for python that logs its arguments and succeeds: what the Makefile would run, nothing installed."""
+    log = tmp_path / "commands.log"
+    fake = tmp_path / "venv" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\n')
+    fake.chmod(0o755)
+    return fake, log
+
+
+def test_make_lab_installs_the_lab_extra_once_and_make_test_the_test_extra(tmp_path):
+    """The Makefile's stamps, run for real with a python that only logs (in a temp dir with the Makefile)."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, work / name)
+    fake, log = _fake_python(tmp_path)
+    venv = fake.parent.parent
+
+    def make(*targets: str) -> list[str]:
+        log.write_text("")
+        subprocess.run(["make", *targets, f"VENV={venv}", f"PYTHON={fake}"], cwd=work, env=make_env(),
+                       check=True, capture_output=True)
+        return log.read_text().splitlines()
+
+    def installs(lines: list[str]) -> list[str]:
+        return [line.split()[-1] for line in lines if line.startswith("-m pip install --quiet -e")]
+
+    first = make("lab")
+    assert installs(first) == [".[lab]"] and first[-1] == "scripts/lab.py"
+    assert make("lab") == ["scripts/lab.py"]  # installed once
+    then = make("test")
+    assert installs(then) == [".[test]"] and sum("-m pytest" in line for line in then) == 2
+    assert make("lab") == ["scripts/lab.py"]  # the test install has the lab's packages
+    assert installs(make("test")) == []
+    # pyproject.toml changed since: each command reinstalls its own extra, only that
+    old = (work / "pyproject.toml").stat().st_mtime - 60
+    for stamp in venv.glob(".*stamp"):
+        os.utime(stamp, (old, old))
+    assert installs(make("lab")) == [".[lab]"]
+    assert installs(make("test")) == [".[test]"]
+    # a fresh venv: `make test` first, then `make lab` installs nothing
+    for stamp in venv.glob(".*stamp"):
+        stamp.unlink()
+    assert installs(make("test")) == [".[test]"]
+    assert make("lab") == ["scripts/lab.py"]
+
+
+def test_make_lab_port_reaches_jupyterlabs_command_line(root, monkeypatch):
+    assert make_lab_command()[1:] == ["scripts/lab.py"]  # no PORT: JupyterLab's own default
+    assert make_lab_command(env=make_env(PORT="1234"))[1:] == ["scripts/lab.py"]  # a PORT of the environment's
+    command = make_lab_command("PORT=8899")
+    assert command[1:] == ["scripts/lab.py", "--port=8899"]
+    started = []
+    monkeypatch.setattr(lab, "write_settings", lambda: None)
+    monkeypatch.setattr(lab.os, "execv", lambda path, command: started.append(command))
+    monkeypatch.setattr(lab.os, "chdir", lambda path: None)
+    assert lab.main([*command[2:], "--root", str(root)]) == 0
+    (server,) = started
+    assert server[:3] == [sys.executable, "-m", "jupyterlab"]
+    assert "--ServerApp.port=8899" in server and "--ServerApp.port_retries=0" in server  # that port or none
+    assert not any(word.startswith("--port") for word in server)
+    lab.main(["--root", str(root)])
+    assert not any("ServerApp.port" in word for word in started[-1])
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "65536", "-1", "88 99", "8899x", "1e3"])
+def test_a_bad_port_is_a_one_line_error_before_anything_is_made(root, value):
+    command = make_lab_command(f"PORT={value}")
+    done = subprocess.run([*command, "--root", str(root)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "PORT must be a number from 1 to 65535" in done.stderr and repr(value) in done.stderr
+    assert not (root / "my-workbook").exists()
+
+
+def test_a_port_that_is_taken_stops_jupyterlab_instead_of_moving_it(root, tmp_path):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+            "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "user-settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        }
+        command = [*make_lab_command(f"PORT={port}"), "--root", str(root), "--no-browser", "--ServerApp.ip=127.0.0.1"]
+        try:
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired as exc:  # it served on another port
+            pytest.fail(f"JupyterLab did not stop on a taken port:\n{exc.stdout}\n{exc.stderr}")
+    shown = done.stdout + done.stderr
+    assert done.returncode != 0, shown
+    assert f"The port {port} is already in use" in shown and "http://127.0.0.1:" not in shown
