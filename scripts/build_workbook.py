@@ -239,10 +239,10 @@ def build(root: Path, check: bool) -> list[str]:
     chapters = [navigation.read_chapter(p) for p in navigation.chapter_paths(source)]
     stale: list[str] = []
     expected = {README, "glossary.md", "cheatsheet.md"}
-    for index, chapter in enumerate(chapters):
-        nb = nbformat.read(chapter.path, as_version=4)
-        edition = learner_edition(nb, navigation.nav_source(chapters, index, README))
-        path = target / chapter.path.name
+
+    def write(source_path: Path, nav: str) -> None:
+        edition = learner_edition(nbformat.read(source_path, as_version=4), nav)
+        path = target / source_path.name
         expected.add(path.name)
         if not path.exists():
             stale.append(str(path.relative_to(root)))
@@ -250,18 +250,12 @@ def build(root: Path, check: bool) -> list[str]:
                 nbformat.write(edition, path)
         else:
             navigation.sync(path, edition, check, stale, root)
+
+    for index, chapter in enumerate(chapters):
+        write(chapter.path, navigation.nav_source(chapters, index, README))
     appendices = [navigation.read_appendix(p) for p in navigation.appendix_paths(source)]
     for appendix in appendices:
-        nb = nbformat.read(appendix.path, as_version=4)
-        edition = learner_edition(nb, navigation.appendix_nav_source(chapters, README))
-        path = target / appendix.path.name
-        expected.add(path.name)
-        if not path.exists():
-            stale.append(str(path.relative_to(root)))
-            if not check:
-                nbformat.write(edition, path)
-        else:
-            navigation.sync(path, edition, check, stale, root)
+        write(appendix.path, navigation.appendix_nav_source(chapters, README))
     navigation.sync_text(target / README, readme(chapters, appendices), check, stale, root)
     for extra in sorted(target.glob("[0-9][0-9]_*.ipynb")) + navigation.appendix_paths(target):
         if extra.name not in expected:  # a chapter that no longer exists
