@@ -7,7 +7,7 @@ Usage:
 
 Chapters are the notebooks named ``NN_*.ipynb`` in ``notebooks/``, in name
 order. A chapter's title is the ``# `` heading of its first cell; the
-contents page also lists the bullets under "What you will learn". The
+contents page also lists the bullets under "What you will be able to do" (or "What you will learn"). The
 navigation cell is recognised by its id (``navigation``) and rewritten in
 place, so running this twice changes nothing.
 
@@ -68,10 +68,15 @@ def appendix_paths(folder: Path) -> list[Path]:
     return sorted(folder.glob("appendix_*.ipynb"))
 
 
+OBJECTIVES = ("**What you will be able to do**", "**What you will learn**")
+"""The objectives' heading: issue 18's chapter skeleton, or the one chapters had before it."""
+
+
 def _learn(first: str) -> tuple[str, ...]:
     learn: list[str] = []
-    if "**What you will learn**" in first:
-        after = first.split("**What you will learn**", 1)[1]
+    marker = next((m for m in OBJECTIVES if m in first), None)
+    if marker is not None:
+        after = first.split(marker, 1)[1]
         for line in after.splitlines():
             if line.startswith("- "):
                 learn.append(line[2:].strip())

@@ -271,3 +271,15 @@ def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
     assert re.split(r" {2,}", status) == ["status", "you said ProviderUnavailable", "it was ProviderUnavailable", "right"]
     assert re.split(r" {2,}", count) == ["ToolCall count", "you said 0", "it was 0", "right"]
     assert status.index("it was") == count.index("it was") and status.index("right") == count.index("right")
+
+
+def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_blank_guess_hidden():
+    from labkit.teaching.predict import compare
+
+    lines = str(compare("status", {"function": "Completed", "simple": "Completed"}, {"function": "Completed", "simple": "Incomplete"})).splitlines()
+    assert [line.split("  ")[0] for line in lines] == ["status [function]", "status [simple]"]
+    assert lines[0].endswith("right") and lines[1].endswith("not this time")
+    assert len({line.index("it was") for line in lines}) == 1  # aligned
+    assert not compare("n", {"a": 1}, {"a": 1, "b": 2}).right and "you said -" in str(compare("n", {"a": 1}, {"a": 1, "b": 2}))
+    assert "no guess yet" in str(compare("status", ..., {"a": "Completed"}))
+    assert "Completed" not in str(compare("status", ..., {"a": "Completed"}))

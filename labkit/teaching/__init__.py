@@ -10,6 +10,7 @@ when imported (``import labkit`` imports none of them):
 5. :mod:`~labkit.teaching.direct`: invoke a guarded tool outside any loop.
 6. :mod:`~labkit.teaching.spans`: the spans of one run as a table.
 7. :mod:`~labkit.teaching.capstone`: the capstone's two exercises and their checks.
+8. :mod:`~labkit.teaching.runtimes`: one review under a function, a workflow and both agents (chapter 2).
 
 This module itself is light: :func:`short_errors` below.
 

@@ -149,6 +149,12 @@ class Comparison(NamedTuple):
         return self.guessed and self.said == self.was
 
     def __str__(self) -> str:
+        if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
+            # one guess per label (e.g. per runtime): one aligned line per label of the run
+            keys = list(self.was) + [key for key in self.said if key not in self.was]
+            lines = [(f"{self.what} [{key}]", self.said.get(key, "-"), self.was.get(key, "-")) for key in keys]
+            widths = _widths(lines)
+            return "\n".join(_line(*line, widths) for line in lines)
         return _line(self.what, self.said, self.was)
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
@@ -351,6 +357,9 @@ def compare(what: str, guess: Any, actual: Any) -> Comparison:
     Args:
         what: a short label, e.g. ``"admitted"``.
         guess: the learner's guess; ``...`` or ``None`` means "no guess yet".
+            A mapping compared with a mapping (one guess per label, e.g. per
+            runtime) prints one aligned line per label, ``what [label]``; a label
+            missing on one side shows ``-``. It is right only if every label is.
         actual: the observed value.
     """
     return Comparison(what, None if _no_guess(guess) else guess, actual)
