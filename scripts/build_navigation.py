@@ -7,7 +7,7 @@ Usage:
 
 Chapters are the notebooks named ``NN_*.ipynb`` in ``notebooks/``, in name
 order. A chapter's title is the ``# `` heading of its first cell; the
-contents page also lists the bullets under "What you will learn". The
+contents page also lists the bullets under "What you will be able to do" (or "What you will learn"). The
 navigation cell is recognised by its id (``navigation``) and rewritten in
 place, so running this twice changes nothing.
 
@@ -70,8 +70,9 @@ def appendix_paths(folder: Path) -> list[Path]:
 
 def _learn(first: str) -> tuple[str, ...]:
     learn: list[str] = []
-    if "**What you will learn**" in first:
-        after = first.split("**What you will learn**", 1)[1]
+    marker = next((m for m in ("**What you will be able to do**", "**What you will learn**") if m in first), None)
+    if marker:
+        after = first.split(marker, 1)[1]
         for line in after.splitlines():
             if line.startswith("- "):
                 learn.append(line[2:].strip())
