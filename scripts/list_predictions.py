@@ -137,7 +137,10 @@ def _stem(word: str) -> str:
     word = word.lower().removesuffix("'s").removesuffix("’s")
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
+            word = word[: -len(suffix)]
+            if suffix in ("ing", "ed") and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # admitted, admits: admit; stopped: stop
+            return word
     return word
 
 
