@@ -187,13 +187,16 @@ def test_every_chapter_has_the_required_shape():
     for path in chapters("notebooks"):
         nb = nbformat.read(path, as_version=4)
         cells = nb.cells
-        assert cells[0].source.startswith("# Chapter ") and "**What you will learn**" in cells[0].source
+        # the skeleton's spelling (issue 18) is checked by tests/test_chapter_skeleton.py; chapters 2 and 7 still
+        # use the older one while they are rewritten elsewhere
+        assert cells[0].source.startswith("# Chapter ")
+        assert "**What you will be able to do**" in cells[0].source or "**What you will learn**" in cells[0].source
         code = [c for c in cells if c.cell_type == "code"]
         assert "import labkit" in code[0].source
         assert sum("import labkit" in c.source for c in code) == 1, f"{path.name}: imports in one cell"
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-        for heading in ("## Recap", "## Questions", "## Going further", "## Explore"):
-            assert heading in text, f"{path.name}: missing {heading}"
+        for headings in (("## Key points", "## Recap"), ("## Questions",), ("**Going further**", "## Going further"), ("## Explore",)):
+            assert any(h in text for h in headings), f"{path.name}: missing {headings[0]}"
         panels = [c for c in code if "explorer(" in c.source]
         assert len(panels) == 1 and "nbval-ignore-output" in panels[0].metadata.get("tags", [])
         for c in code:  # nbval markers are cell tags, never comments a learner would read
