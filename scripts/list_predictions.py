@@ -15,13 +15,34 @@ start, up to the predict cell; the predict cell itself is not part of it
   (``"complete"``, ``'deadline'``, `` `repeat` ``, ...), in prose or code,
   so the answer could be read from the name; a ``run``/``prepare`` call with a
   scenario name literal is reported as such;
+* **looks up**: its answer can be read instead of worked out. The answer
+  words are the values the predict cell assigns (a status such as
+  ``"RepeatedCall"``, a number; ``True``/``False`` are not words) and its
+  *reason*, the words of its trailing comments (``# the tool budget is checked
+  before repetition``). A prediction looks up when
+  - one bullet of the chapter's objectives (the list under "What you will be
+    able to do") holds one of its values, or shares 3 content words with its
+    reason;
+  - a heading before it (the title excepted) holds one of its status values,
+    or shares 2 content words with its reason ("Predict: the first stop wins");
+  - its own case states the answer: in the cells of its section (from the last
+    heading before it, within that cell, to the predict cell), a line of prose
+    or of output holds one of its status values and no other status. A line
+    naming two or more statuses offers a choice and is not a look-up; a status
+    named in another section is a mention, not this case's answer;
 * **repeats**: its setup code (whitespace normalised) and its predicted
-  names are those of an earlier prediction, in this chapter or an earlier one.
-  A setup without code (the script described in prose) is compared by its
-  prose.
+  names are those of an earlier prediction, in this chapter or an earlier one
+  (a setup without code, the script described in prose, is compared by its
+  prose); or it asks the same case as an earlier prediction: the same calls
+  (every ``read_ticket(42)``-style call named in its setup, in code or prose)
+  and the same values; or an earlier folded answer (a ``<details>`` answer
+  with the question before it, this chapter or an earlier one) already gives
+  every one of its values and shares 3 content words with its reason.
 
 Run the scenario by name *after* the prediction, use a mystery
-(``labkit.teaching.predict.mystery``), or describe the script by its steps only.
+(``labkit.teaching.predict.mystery``), or describe the script by its steps only;
+write objectives as what the learner will be able to do, not the outcomes; put
+no answer in a heading; ask each case once.
 """
 
 from __future__ import annotations
@@ -40,6 +61,18 @@ DOC = Path("docs") / "predictions.md"
 CHECK_CALLS = ("labkit.check(", "labkit.compare(")
 RUN_CALLS = {"run", "prepare"}
 QUOTES = "\"'`“”‘’"
+STATUSES = (
+    "Completed", "Incomplete", "PermissionDenied", "RepeatedCall",
+    "ToolBudget", "ModelBudget", "DeadlineExceeded", "ProviderUnavailable",
+)
+OBJECTIVES = re.compile(r"^\*\*What you will (?:be able to do|learn)\*\*", re.M)
+STOPWORDS = frozenset(
+    "this that with from then when what which only they their there have been were will does each into "
+    "than also your more once every some other same here even model call calls ticket review".split()
+)
+CALL = re.compile(r"\b([a-z_]+)\(\s*(?:input\s*=\s*)?(-?\d+(?:\.\d+)?)\s*\)")
+CALL_CODE = re.compile(r"Call\(\s*[\"'](\w+)[\"']\s*,\s*\{[^}]*?:\s*(-?\d+(?:\.\d+)?)\s*\}")
+FOLD = re.compile(r"<details><summary>Answer[^<]*</summary>(.*?)</details>", re.S)
 
 
 def scenario_names() -> tuple[str, ...]:
@@ -61,6 +94,9 @@ class Prediction:
     setup_code: str
     setup_text: str
     summary: str
+    values: tuple[object, ...] = ()  # the values it assigns, in order
+    reason: frozenset[str] = frozenset()  # content words of its comments
+    calls: frozenset[str] = frozenset()  # the tool calls its setup names, e.g. "read_ticket(42)"
     problems: list[str] = field(default_factory=list)
 
 
@@ -85,6 +121,149 @@ def _assigned_names(source: str) -> tuple[str, ...]:
             names.append(node.target.id)
     return tuple(names)
 
+
+def _assigned_values(source: str) -> tuple[object, ...]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(
+        node.value.value for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
+    )
+
+
+def _stem(word: str) -> str:
+    word = word.lower().removesuffix("'s").removesuffix("’s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            if suffix in ("ing", "ed") and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # admitted, admits: admit; stopped: stop
+            return word
+    return word
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Words of four letters or more, lower case and stemmed, without common words."""
+    words = re.findall(r"[A-Za-z][A-Za-z'’]+", text)
+    return frozenset(_stem(w) for w in words if len(w) >= 4 and w.lower() not in STOPWORDS)
+
+
+def _comments(source: str) -> str:
+    return " ".join(line.split("#", 1)[1] for line in source.splitlines() if "#" in line)
+
+
+def _statuses(values: tuple[object, ...]) -> list[str]:
+    return [v for v in values if isinstance(v, str) and v in STATUSES]
+
+
+def _value_words(values: tuple[object, ...]) -> list[str]:
+    """Values a text could give away: strings, and numbers other than 0 and 1 (too common to give anything away)."""
+    return [
+        str(v) for v in values
+        if isinstance(v, str) or (isinstance(v, int | float) and not isinstance(v, bool) and v not in (0, 1))
+    ]
+
+
+def _holds(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w]|\.\d)", text) is not None
+
+
+def _named_calls(text: str) -> frozenset[str]:
+    found = {f"{tool}({_number(arg)})" for tool, arg in CALL.findall(text)}
+    found |= {f"{tool}({_number(arg)})" for tool, arg in CALL_CODE.findall(text)}
+    return frozenset(found)
+
+
+def _number(text: str) -> str:
+    return str(int(float(text))) if float(text).is_integer() else text
+
+
+def _outputs(cell: nbformat.NotebookNode) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if "text" in out:
+            parts.append(out["text"])
+        elif "data" in out and "text/plain" in out["data"]:
+            parts.append(out["data"]["text/plain"])
+    return "\n".join(parts)
+
+
+def objectives(cells: list[nbformat.NotebookNode]) -> list[str]:
+    """The bullets under the chapter's "What you will be able to do" (or, before issue 18, "learn")."""
+    for cell in cells[:4]:
+        if cell.cell_type != "markdown" or not OBJECTIVES.search(cell.source):
+            continue
+        block = OBJECTIVES.split(cell.source, 1)[1]
+        block = re.split(r"\n\s*\n(?![-*] |  )", block.strip("\n"), maxsplit=1)[0]
+        return [b.strip() for b in re.split(r"^[-*] ", block, flags=re.M) if b.strip()]
+    return []
+
+
+def _headings(cell: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """(offset, text) of each level-2+ heading of a markdown cell."""
+    if cell.cell_type != "markdown":
+        return []
+    return [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,6} +(.*)$", cell.source, re.M)]
+
+
+def _folds(cells: list[nbformat.NotebookNode]) -> list[str]:
+    """Every folded answer of the cells, each with the paragraph of the question before it."""
+    found = []
+    for cell in cells:
+        if cell.cell_type != "markdown":
+            continue
+        for m in FOLD.finditer(cell.source):
+            before = cell.source[: m.start()].rstrip()
+            question = re.split(r"\n\s*\n", before)[-1] if before else ""
+            found.append(question + "\n" + m.group(1))
+    return found
+
+
+def _section_headings(cells: list[nbformat.NotebookNode], index: int) -> list[tuple[int, int, str]]:
+    """(cell, offset, text) of every heading before cell ``index``, the title excepted."""
+    return [(at, offset, heading) for at, cell in enumerate(cells[1:index], start=1) for offset, heading in _headings(cell)]
+
+
+def section(cells: list[nbformat.NotebookNode], index: int) -> list[tuple[nbformat.NotebookNode, str]]:
+    """The cells of the prediction's section, from the last heading before cell ``index`` (within its cell)
+    up to it, each with its source (a heading's cell from the heading on)."""
+    headings = _section_headings(cells, index)
+    if not headings:
+        return []
+    start, offset, _ = headings[-1]
+    return [(cells[at], cells[at].source[offset:] if at == start else cells[at].source) for at in range(start, index)]
+
+
+def _lookups(item: "Prediction", cells: list[nbformat.NotebookNode], index: int, goals: list[str]) -> list[str]:
+    problems = []
+    words = _value_words(item.values)
+    statuses = _statuses(item.values)
+    for goal in goals:
+        given = [w for w in words if _holds(goal, w)]
+        shared = item.reason & content_words(goal)
+        if given or len(shared) >= 3:
+            what = f"{', '.join(given)}" if given else f"its reason ({', '.join(sorted(shared))})"
+            problems.append(f"looks up: the objectives give {what}: {_normal(goal)[:80]!r}")
+            break
+    for at, offset, heading in _section_headings(cells, index):
+        shared = item.reason & content_words(heading)
+        given = [w for w in statuses if _holds(heading, w)]
+        if given or len(shared) >= 2:
+            what = ", ".join(given) if given else f"its reason ({', '.join(sorted(shared))})"
+            problems.append(f"looks up: the heading {heading.strip()!r} gives {what}")
+    if statuses:
+        texts = [text for cell, text in section(cells, index) for text in [text if cell.cell_type == "markdown" else _outputs(cell)]]
+        for text in texts:
+            for line in re.split(r"(?<=[.?!:])\s+|\n", text):
+                if line.rstrip().endswith("?"):
+                    continue  # a question asks, it does not answer
+                named = {s for s in STATUSES if _holds(line, s)}
+                if len(named) == 1 and named <= set(statuses):
+                    problems.append(f"looks up: its own case states the answer before it: {_normal(line)[:80]!r}")
+                    return problems
+    return problems
 
 def _normal(text: str) -> str:
     return " ".join(text.split())
@@ -142,8 +321,10 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
     """Every predict cell of ``root/notebooks`` in chapter and cell order, with its rule violations."""
     found: list[Prediction] = []
     seen: dict[tuple[str, tuple[str, ...]], Prediction] = {}
+    earlier_folds: list[tuple[str, str]] = []  # (chapter, folded answer) of earlier chapters
     for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         cells = nbformat.read(path, as_version=4).cells
+        goals = objectives(cells)
         start = 0
         for index, cell in enumerate(cells):
             if _is_check(cell):
@@ -158,7 +339,10 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
                 chapter=path.name, cell=cell.get("id", str(index)), index=index,
                 predicts=_assigned_names(cell.source), setup_code=_normal("\n".join(code)),
                 setup_text=_normal("\n".join(text)), summary=_summary(code, text),
+                values=_assigned_values(cell.source), reason=content_words(_comments(cell.source)),
+                calls=_named_calls("\n".join(text for _, text in section(cells, index))),
             )
+            item.problems += _lookups(item, cells, index, goals)
             calls = [call for source in code for call in _run_calls_with_a_name(source, names)]
             if calls:
                 item.problems.append(f"runs a scenario by name before the prediction: {', '.join(calls)}")
@@ -173,7 +357,21 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
                 )
             else:
                 seen[key] = item
+                same = next(
+                    (p for p in found if item.calls and p.calls == item.calls and p.values == item.values), None
+                )
+                if same:
+                    item.problems.append(
+                        f"repeats the case of {same.chapter} cell {same.cell} (same calls, same answer)"
+                    )
+            folds = earlier_folds + [(path.name, fold) for fold in _folds(cells[:index])]
+            words = _value_words(item.values)
+            for chapter, fold in folds:
+                if _statuses(item.values) and all(_holds(fold, w) for w in words) and len(item.reason & content_words(fold)) >= 3:
+                    item.problems.append(f"repeats a folded answer of {chapter}: {_normal(fold)[:70]!r}")
+                    break
             found.append(item)
+        earlier_folds += [(path.name, fold) for fold in _folds(cells)]
     return found
 
 
@@ -196,8 +394,10 @@ def document(items: list[Prediction]) -> str:
         "Every prediction the chapters ask for, in order: the chapter, the predict cell's id, the names",
         "the learner fills in, and the code (or, without code, the prose) that sets it up. The rule,",
         "checked by `scripts/list_predictions.py` in the tests: no setup names a scenario in quotes or",
-        "backticks or runs one by name before the prediction, and no prediction repeats an earlier",
-        "one's setup and names.",
+        "backticks or runs one by name before the prediction; no answer can be looked up (in the",
+        "chapter's objectives, a heading before it, or its own case's prose and outputs); and no",
+        "prediction repeats an earlier one's setup, its case (same calls, same answer) or an earlier",
+        "folded answer. The script's docstring gives the rule in full.",
         "",
         f"{len(items)} predictions, {broken} breaking the rule.",
         "",

@@ -117,6 +117,72 @@ def test_prose_only_setups_are_compared_by_their_prose(tmp_path):
     assert done.stdout.count("BREAKS THE RULE") == 1 and "repeats the prediction of 01_one.ipynb cell c6" in done.stdout
 
 
+def objectives(*bullets: str) -> nbformat.NotebookNode:
+    return md("**Time:** 5 minutes.\n\n**What you will be able to do**\n\n" + "\n".join(f"- {b}" for b in bullets))
+
+
+@pytest.mark.parametrize(
+    ("cells", "reason"),
+    [
+        # the objectives give the answer (ch 3's "how `Incomplete` keeps the text"), or its reason (ch 2's
+        # "the loop, the tools, the scope and the guard are the same", ch 8's "counted once, however many pieces")
+        ([objectives("see why the host stops a repeat with `RepeatedCall`"), md("## Predict"), code("steps = [1]")],
+         "the objectives give RepeatedCall"),
+        ([objectives("that a streamed call is counted once, however many pieces it arrives in"), md("## Predict"),
+          code("steps = [2]"), predict("my_calls = 3             # one per reply, however many pieces it arrives in"), check()],
+         "the objectives give its reason (arriv, however, many, piec)"),
+        # a heading gives it (ch 4's "Predict: the first stop wins")
+        ([md("### Predict: the first stop wins"), code("steps = [3]"),
+          predict('my_reason = "PermissionDenied"     # the first stop reason stays')],
+         "the heading 'Predict: the first stop wins' gives its reason (first, stop)"),
+        ([md("## Predict: a RepeatedCall in one reply"), code("steps = [4]")], "the heading 'Predict: a RepeatedCall"),
+        # its own case says it (ch 4: "The scope has stopped with `PermissionDenied`"; ch 7's table two cells above)
+        ([md("## Two more calls\n\nThe scope has stopped with `RepeatedCall`. Call it twice.")],
+         "its own case states the answer before it: 'The scope has stopped with `RepeatedCall`.'"),
+        ([md("## A table"), code("table", ), code("steps = [5]")], "its own case states the answer before it: 'mystery A RepeatedCall'"),
+    ],
+)
+def test_an_answer_that_can_be_looked_up_breaks_the_rule(tmp_path, cells, reason):
+    for c in cells:
+        if c.source == "table":
+            c["outputs"] = [nbformat.v4.new_output("execute_result", data={"text/plain": "mystery A RepeatedCall"})]
+    if not any("solution" in c.metadata.get("tags", []) for c in cells):
+        cells = [*cells, predict(), check()]
+    chapter(tmp_path, "01_one.ipynb", cells)
+    done = listing(tmp_path)
+    assert done.returncode == 1 and f"BREAKS THE RULE: looks up: {reason}" in done.stdout, done.stdout
+
+
+def test_a_status_offered_as_a_choice_or_named_in_another_section_is_no_look_up(tmp_path):
+    chapter(tmp_path, "01_one.ipynb", [
+        objectives("read a run's events and name the rule that stopped it"),
+        md("## The broken record\n\nIt ended `RepeatedCall`."),  # another section's case
+        md("## Predict: a new script\n\nWill it be `RepeatedCall` or `ToolBudget`? Or `RepeatedCall`?"),
+        code('steps = ["x"]'), predict(), check(),
+    ])
+    done = listing(tmp_path)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_same_case_as_an_earlier_prediction_or_folded_answer_breaks_the_rule(tmp_path):
+    chapter(tmp_path, "01_one.ipynb", [
+        md("## Questions\n\n**1.** With 5 attempts per signature, how does the broken record end?\n\n"
+           "<details><summary>Answer</summary>\n\n`ToolBudget` after 4: the tool budget admits only 4 attempts "
+           "and the fifth attempt is refused.\n\n</details>"),
+    ])
+    chapter(tmp_path, "02_two.ipynb", [
+        md("## Predict: a new id every call\n\nIt asks for `read_ticket(1)`, then `read_ticket(2)`, and so on."),
+        predict('my_status = "ToolBudget"   # 4 attempts admitted, the 5th refused\nmy_tool_calls = 4'), check(),
+        md("## Predict: elsewhere\n\nA model that asks for `read_ticket(1)`, then `read_ticket(2)`, in another loop."),
+        code("other_loop = True"), predict('my_status = "ToolBudget"\nmy_tool_calls = 4'), check(),
+    ])
+    done = listing(tmp_path)
+    assert "repeats a folded answer of 01_one.ipynb" in done.stdout
+    assert "repeats the case of 02_two.ipynb cell c3 (same calls, same answer)" in done.stdout
+
+
 def test_the_chapters_follow_the_rule_and_the_list_in_the_docs_is_current():
     done = listing(ROOT, "--check")
+    assert "out of date" not in done.stdout, done.stdout
+    assert "BREAKS THE RULE" not in done.stdout, done.stdout
     assert done.returncode == 0, done.stdout

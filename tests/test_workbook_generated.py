@@ -187,14 +187,13 @@ def test_every_chapter_has_the_required_shape():
     for path in chapters("notebooks"):
         nb = nbformat.read(path, as_version=4)
         cells = nb.cells
-        skeleton = "**What you will be able to do**" in cells[0].source  # issue 18's one chapter skeleton
-        assert cells[0].source.startswith("# Chapter ") and (skeleton or "**What you will learn**" in cells[0].source)
+        # the skeleton itself (issue 18) is checked by tests/test_chapter_skeleton.py
+        assert cells[0].source.startswith("# Chapter ") and "**What you will be able to do**" in cells[0].source
         code = [c for c in cells if c.cell_type == "code"]
         assert "import labkit" in code[0].source
         assert sum("import labkit" in c.source for c in code) == 1, f"{path.name}: imports in one cell"
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
-        headings = ("## Questions", "## Key points", "## Instructor notes") if skeleton else ("## Recap", "## Questions", "## Going further")
-        for heading in (*headings, "## Explore"):
+        for heading in ("## Questions", "## Key points", "## Instructor notes", "## Explore"):
             assert heading in text, f"{path.name}: missing {heading}"
         panels = [c for c in code if "explorer(" in c.source]
         assert len(panels) == 1 and "nbval-ignore-output" in panels[0].metadata.get("tags", [])
