@@ -14,7 +14,10 @@ test) can read exactly what is drawn:
   refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
 * :func:`timeline_data` / :func:`timeline_chart` — every control event in
   order, on four lanes (model, middleware, guard, body), with the stop drawn
-  across the lanes (SPEC §3.5, §3.6); a run of more than 40 events is drawn
+  across the lanes (SPEC §3.5, §3.6); a body that raised is an orange square
+  ("finish_review raised ValueError"), one that returned a green dot, and a
+  legend says which is which; the stop's label names the counter the rule read
+  ("tool attempts 1 of 1 used"); a run of more than 40 events is drawn
   as its first 30 and last 10, and its title says so.
 """
 
@@ -94,8 +97,10 @@ class CounterRow(NamedTuple):
             attempt would have had ("next would be 5 of 4"); ``1`` for a
             permission refusal; ``None`` otherwise (and for the deadline: time
             has no next attempt).
-        label: the text drawn beside the bar; `` · `` separates its lines, e.g.
-            ``"4 / 4 · next would be 5 of 4"``.
+        label: the text drawn beside the bar; `` · `` separates its parts, e.g.
+            ``"4 / 4 · next would be 5 of 4 tool attempts"``: a refusal always names
+            its counter (``"1.00 / 1 seconds · deadline passed"``, ``"read_ticket
+            refused: permission, capability not granted"``).
     """
 
     name: str
@@ -398,10 +403,10 @@ _RETURNED = "#1e8449"
 _FAILED = "#d35400"
 
 LEGEND = {
-    "event": "an event (model call, middleware, guard)",
-    "body": "a body that returned",
-    "body-failed": "a body that raised (a failure; the attempt still counted)",
-    "stop": "the stop (the rule that refused)",
+    "event": "event",
+    "body": "body returned",
+    "body-failed": "body raised: failed (the attempt still counted)",
+    "stop": "stop",
 }
 """The timeline's legend entries by mark, in order; a legend lists the marks its chart draws."""
 
@@ -420,8 +425,9 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
     handles = [Line2D([], [], linestyle="none", markersize=7, label=LEGEND[mark], **styles[mark])
                for mark in LEGEND if mark in drawn]
     if handles:
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False,
-                  borderaxespad=0.0)
+        # one row under the body lane, inside the axes: the figure keeps its size
+        ax.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
+                  borderaxespad=0.1, handletextpad=0.3, columnspacing=1.2)
 
 
 def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
@@ -429,9 +435,11 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
 
     Every control event is a mark on its lane, left to right in the order the
     scope recorded it (the x axis is the event's step, not time); an admitted
-    ``ToolCall`` is followed by its body on the body lane; the stop is a red
-    line across every lane, labelled with the rule that decided it. The rows
-    are :func:`timeline_data`.
+    ``ToolCall`` is followed by its body on the body lane (a green dot when it
+    returned, an orange square when it raised: a failure, though the attempt
+    counted); the stop is a red line across every lane, labelled with the rule
+    that decided it and the counter it read. A legend under the body lane names
+    the marks drawn (:data:`LEGEND`). The rows are :func:`timeline_data`.
 
     A run of more than :data:`TIMELINE_MAX_EVENTS` (40) events is cut: its first 30
     and last 10 events are drawn, a ``⋯ N events not drawn ⋯`` mark sits between them,
@@ -494,7 +502,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
                 ha="center", va="center", fontsize=8, color="#566573",
                 bbox={"facecolor": "white", "edgecolor": "#aab7b8"}, zorder=4)
     ax.set_yticks(range(len(LANES)), list(LANES))
-    ax.set_ylim(len(LANES) - 0.25, -0.9)
+    ax.set_ylim(len(LANES) + 0.3, -0.9)  # room under the body lane for the legend
     ax.set_xlim(0.4, max(width, 1) + 0.9)
     ax.set_xticks([place(step) for step in shown_steps], [str(step) for step in shown_steps])
     ax.set_xlabel("step (event order)")
