@@ -313,9 +313,10 @@ def record(
                     _seen_in_run.pop(old, None)
         key = f"{cell}/{shown}" if cell else shown
         data, note = _read(path)
+        problem = None
         if note is not None and path.exists():
             os.replace(path, path.with_name(PROGRESS_FILE + ".corrupt"))  # kept for the learner, not misread
-            _problem = f"{note}; it was kept as {PROGRESS_FILE}.corrupt and a new file started"
+            problem = f"{note}; it was kept as {PROGRESS_FILE}.corrupt and a new file started"
         chapters = data["chapters"]
         entries = chapters.setdefault(name, {"entries": {}})["entries"]
         entry = entries.get(key)
@@ -332,6 +333,7 @@ def record(
             entry["right"] = bool(right)
             entry["last_tried"] = now
         _write(path, data)
+        _problem = problem  # an earlier failure is over once a record is made
         return path
     except Exception as exc:  # a record is never worth a failed check
         _problem = f"the last check could not be recorded ({type(exc).__name__}: {exc})"
@@ -489,12 +491,13 @@ class Progress:
                 + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "") + "</li>"
                 for e in item.to_return
             )
+            done = f"{len(item.done)} of {len(item.entries)}" if item.entries else "not started"
+            where = f"<ul style='margin:0'>{back}</ul>" if back else "nothing" if item.entries else ""
             rows.append(
                 "<tr>"
                 f"<td style='text-align:left'>{html.escape(item.chapter)}</td>"
-                f"<td>{len(item.done)} of {len(item.entries)}</td>"
-                f"<td>{len(item.right_first)}</td>"
-                f"<td style='text-align:left'>{f'<ul style=margin:0>{back}</ul>' if back else ('' if not item.entries else 'nothing')}</td>"
+                f"<td>{done}</td><td>{len(item.right_first)}</td>"
+                f"<td style='text-align:left'>{where}</td>"
                 "</tr>"
             )
         note = f"<p><i>{html.escape(self.note)}</i></p>" if self.note else ""
@@ -526,7 +529,9 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
                "nothing is recorded here: inside the labkit repository, only my-workbook/ keeps progress")
         return Progress(None, (), why)
     data, note = _read(path)
-    notes = [n for n in (note, _problem) if n]
+    kept = path.with_name(PROGRESS_FILE + ".corrupt")
+    aside = f"an earlier file that could not be read is kept as {kept.name}" if kept.exists() and not _problem else None
+    notes = [n for n in (note, _problem, aside) if n]
     recorded = {
         name: tuple(_entry(k, v) for k, v in sorted(
             chapter["entries"].items(),
