@@ -18,8 +18,9 @@ ipywidgets only when imported; :mod:`labkit.teaching` itself (one-line errors in
 loads IPython only when its function is called, and is also reachable as
 ``labkit.teaching`` without its own import.
 
-``LiveProfile``/``LiveTransport`` (:mod:`labkit.transports.live`) and the
-prediction helpers (:mod:`labkit.teaching.predict`) are loaded on first use
+``LiveProfile``/``LiveTransport`` (:mod:`labkit.transports.live`), the
+prediction helpers (:mod:`labkit.teaching.predict`) and ``progress()``
+(:mod:`labkit.teaching.progress`) are loaded on first use
 of their names, so ``import labkit`` and the console's scripted runs do not
 pay for them.
 
@@ -76,6 +77,7 @@ _moved.install()  # the old flat module paths: after the imports above, before a
 if TYPE_CHECKING:
     from .transports.live import LiveProfile, LiveTransport
     from .teaching.predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
+    from .teaching.progress import progress
 
 __version__ = "0.1.0"
 
@@ -90,6 +92,7 @@ _LAZY = {
     "Mystery": "teaching.predict",
     "mysteries": "teaching.predict",
     "mystery": "teaching.predict",
+    "progress": "teaching.progress",
 }
 """Public names imported from their module on first use (PEP 562)."""
 
@@ -189,6 +192,7 @@ __all__ = [
     "mystery",
     "observe_middleware",
     "prepare",
+    "progress",
     "run",
     "run_agent",
     "run_sync",

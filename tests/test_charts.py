@@ -65,10 +65,10 @@ def test_the_ghost_bar_is_the_refused_attempt(outcomes, scenario: str, agent: st
     name, refused, limit = expected[scenario]
     assert (ghost.name, ghost.refused_next, ghost.limit) == (name, refused, limit)
     if name != "permission":
-        assert f"next would be {refused} of {limit}" in ghost.label
+        assert ghost.label.endswith(f"next would be {refused} of {limit} {name}")  # names its counter
         assert ghost.refused_next == _stop(outcome).count + 1
     else:
-        assert ghost.label == "read_ticket refused: capability not granted"
+        assert ghost.label == "read_ticket refused: permission, capability not granted"
 
 
 @pytest.mark.parametrize(("scenario", "agent"), RUNS)
@@ -144,7 +144,7 @@ def test_the_timeline_chart_draws_every_lane_and_the_stop(outcomes) -> None:
     assert [t.get_text() for t in ax.get_yticklabels()] == list(LANES)
     assert ax.get_title() == "RepeatedCall: stopped by the repetition rule"
     stop_texts = [t.get_text() for t in ax.texts if t.get_text().startswith("RepeatedCall:")]
-    assert stop_texts == ["RepeatedCall: refuses read_ticket: same call, 1 of 1"]
+    assert stop_texts == ["RepeatedCall: refuses read_ticket: same call, attempts per signature 1 of 1 used"]
     assert timeline_chart(outcome, title="mine").axes[0].get_title() == "mine"
 
 

@@ -86,6 +86,7 @@ EXPECTED_ALL = [
     "mystery",
     "observe_middleware",
     "prepare",
+    "progress",
     "run",
     "run_agent",
     "run_sync",

@@ -14,12 +14,17 @@ test) can read exactly what is drawn:
   refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
 * :func:`timeline_data` / :func:`timeline_chart` — every control event in
   order, on four lanes (model, middleware, guard, body), with the stop drawn
-  across the lanes (SPEC §3.5, §3.6); a run of more than 40 events is drawn
+  across the lanes (SPEC §3.5, §3.6); a body that raised is an orange square
+  ("finish_review raised ValueError"), one that returned a green dot, and a
+  legend says which is which; the stop's label names the counter the rule read
+  ("tool attempts 1 of 1 used"); a run of more than 40 events is drawn
   as its first 30 and last 10, and its title says so.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -34,6 +39,7 @@ from . import _inputs
 
 __all__ = [
     "LANES",
+    "LEGEND",
     "TIMELINE_MAX_EVENTS",
     "CounterRow",
     "TimelineRow",
@@ -46,6 +52,7 @@ __all__ = [
 _HIGHLIGHT = "#c0392b"
 _PLAIN = "#7f8c9a"
 _CAP = 130.0  # bars longer than 130 % of their limit are cut here
+_WRAP = 24  # a bar's label is drawn in lines of at most 24 characters (the room right of a full bar)
 
 _WHY = {
     RunStatus.COMPLETED: "finish_review succeeded; no rule refused",
@@ -90,8 +97,10 @@ class CounterRow(NamedTuple):
             attempt would have had ("next would be 5 of 4"); ``1`` for a
             permission refusal; ``None`` otherwise (and for the deadline: time
             has no next attempt).
-        label: the text drawn beside the bar; `` · `` separates its lines, e.g.
-            ``"4 / 4 · next would be 5 of 4"``.
+        label: the text drawn beside the bar; `` · `` separates its parts, e.g.
+            ``"4 / 4 · next would be 5 of 4 tool attempts"``: a refusal always names
+            its counter (``"1.00 / 1 seconds · deadline passed"``, ``"read_ticket
+            refused: permission, capability not granted"``).
     """
 
     name: str
@@ -134,7 +143,7 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
             # signature's own attempts), so the refused attempt is the one after it.
             read = stop.count if stop is not None and stop.kind == rule.value else used
             refused = read + 1
-            label = f"{used} / {limit} · next would be {refused} of {limit}"
+            label = f"{used} / {limit} · next would be {refused} of {limit} {name}"
         else:
             refused, label = None, f"{used} / {limit}"
         rows.append(CounterRow(name, rule.value, used, limit, decided, refused, label))
@@ -149,14 +158,14 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
             limits.deadline_s,
             decided,
             None,
-            label + (" · deadline passed" if decided else ""),
+            label + (" seconds · deadline passed" if decided else ""),
         )
     )
 
     decided = status is RunStatus.PERMISSION_DENIED
     if decided:
         tool = stop.name if stop is not None else "a tool"
-        label = f"{tool} refused: capability not granted"
+        label = f"{tool} refused: permission, capability not granted"
     else:
         label = "no call refused for permission"
     rows.append(CounterRow("permission", StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label))
@@ -185,7 +194,8 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
             ax.barh(y, ghost, color="none", edgecolor=_HIGHLIGHT, hatch="//", linestyle="--", linewidth=1.2)
             end = max(end, ghost)
         ax.barh(y, share, color=_HIGHLIGHT if row.highlighted else _PLAIN)
-        ax.text(end + 2, y, row.label.replace(" · ", "\n"), va="center", fontsize=8, linespacing=1.0,
+        shown = "\n".join(line for part in row.label.split(" · ") for line in textwrap.wrap(part, _WRAP))
+        ax.text(end + 2, y, shown, va="center", fontsize=8, linespacing=1.0,
                 color=_HIGHLIGHT if row.highlighted else "black", fontweight="bold" if row.highlighted else "normal")
     ax.set_yticks(range(len(rows)), [row.name for row in rows])
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
@@ -259,8 +269,13 @@ class TimelineRow(NamedTuple):
         kind: the event kind (an :class:`~labkit.EventKind` value), or ``"body"``
             for the body run that follows each admitted ``ToolCall`` (bodies
             record no event of their own).
-        label: the short text drawn at the mark.
+        label: the short text drawn at the mark: for a body, ``"read_ticket returned"``, or
+            ``"finish_review raised ValueError"`` when it failed (``"read_ticket runs"`` when
+            the outcome has no transcript to tell, or the run stopped while it ran).
         stop: ``True`` for the stop event (drawn across every lane).
+        failed: ``True`` only on a ``body`` row whose body raised (the model saw
+            ``error: ...``; the attempt still counted, SPEC §3.1); drawn as an orange
+            square, with its own legend entry, instead of a green dot.
     """
 
     step: int
@@ -268,21 +283,60 @@ class TimelineRow(NamedTuple):
     kind: str
     label: str
     stop: bool
+    failed: bool = False
 
 
 def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
+    """The stop's label: the refused call and the counter the rule read, named as on the counters chart."""
     limits = outcome.limits
     if kind == StopReason.PERMISSION_DENIED:
-        return f"refuses {name}: not granted"
+        return f"refuses {name}: permission, capability not granted"
     if kind == StopReason.TOOL_BUDGET:
-        return f"refuses {name}: {count} of {limits.tool_calls} attempts used"
+        return f"refuses {name}: tool attempts {count} of {limits.tool_calls} used"
     if kind == StopReason.REPEATED_CALL:
-        return f"refuses {name}: same call, {count} of {limits.repetitions}"
+        return f"refuses {name}: same call, attempts per signature {count} of {limits.repetitions} used"
     if kind == StopReason.MODEL_BUDGET:
-        return f"refuses call {count + 1}: {count} of {limits.model_calls} made"
+        return f"refuses model call {count + 1}: model calls {count} of {limits.model_calls} made"
     if kind == StopReason.PROVIDER_UNAVAILABLE:
         return "provider failed"
-    return f"deadline {limits.deadline_s:g} s passed"
+    return f"deadline passed: seconds {outcome.usage.elapsed_s:.2f} of {limits.deadline_s:g}"
+
+
+_BIND_ERROR = "error: arguments for "  # a binding failure (ToolArgumentsError): it never reached a guard
+
+
+def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
+    """What each admitted body gave, by the index of its ``ToolCall`` event: its error text, ``""`` when it
+    returned, ``None`` when the transcript cannot tell (none kept, or the run stopped while it ran).
+
+    Bodies record no event, so the admitted calls are read from the transcript: a call whose result
+    is a value or ``error: Type: ...`` reached its body (a refusal is ``refused:``, a call stopped by
+    the run ``cancelled:``, an unknown tool, a cut reply or arguments that did not bind never
+    reached a guard); the k-th ``ToolCall`` event for a tool is its k-th such call.
+    """
+    from ..transports.chat import Role  # core, already imported by labkit
+    from ..loops.agents import CUT, UNKNOWN_TOOL
+
+    results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
+    ran: dict[str, list[str]] = {}
+    for message in outcome.transcript:
+        if message.role is not Role.ASSISTANT:
+            continue
+        for call in message.tool_calls:
+            text = results.get(call.id)
+            if text is None or text.startswith(("refused:", "cancelled:", UNKNOWN_TOOL, CUT, _BIND_ERROR)):
+                continue
+            ran.setdefault(call.name, []).append(text[len("error: "):] if text.startswith("error: ") else "")
+    seen: dict[str, int] = {}
+    found: dict[int, str | None] = {}
+    for index, event in enumerate(outcome.events):
+        if event.kind != EventKind.TOOL_CALL:
+            continue
+        k = seen.get(event.name, 0)
+        seen[event.name] = k + 1
+        texts = ran.get(event.name, [])
+        found[index] = texts[k] if k < len(texts) else None
+    return found
 
 
 def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
@@ -302,6 +356,7 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
     """
     outcome = _outcome(outcome, "timeline_data")
     rows: list[TimelineRow] = []
+    bodies = _body_results(outcome)
     for step, event in enumerate(outcome.events, start=1):
         kind, name, count = event.kind.value, event.name, event.count
         if kind == EventKind.MODEL_CALL:
@@ -310,7 +365,13 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
             rows.append(TimelineRow(step, "middleware", kind, f"sees {name}", False))
         elif kind == EventKind.TOOL_CALL:
             rows.append(TimelineRow(step, "guard", kind, f"admits {name} #{count}", False))
-            rows.append(TimelineRow(step, "body", "body", f"{name} runs", False))
+            error = bodies.get(step - 1)
+            if error is None:
+                rows.append(TimelineRow(step, "body", "body", f"{name} runs", False))
+            elif error:
+                rows.append(TimelineRow(step, "body", "body", f"{name} raised {_error_name(error)}", False, True))
+            else:
+                rows.append(TimelineRow(step, "body", "body", f"{name} returned", False))
         else:
             if kind in (StopReason.MODEL_BUDGET, StopReason.PROVIDER_UNAVAILABLE):
                 lane = "model"
@@ -322,6 +383,12 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
     return rows
 
 
+def _error_name(error: str) -> str:
+    """``"ValueError"`` from ``"ValueError: finish_review needs ..."``; ``"an error"`` when there is no name."""
+    match = re.match(r"[A-Za-z_]\w*", error)
+    return match.group(0) if match else "an error"
+
+
 TIMELINE_MAX_EVENTS = 40
 """The most events :func:`timeline_chart` draws: a longer run is drawn as its first
 :data:`TIMELINE_HEAD` and last :data:`TIMELINE_TAIL` events with a gap mark between them (its
@@ -331,15 +398,48 @@ title says how many were drawn), so a run of thousands of events still draws in 
 TIMELINE_HEAD = 30
 TIMELINE_TAIL = 10
 
+_EVENT = "#2e86c1"
+_RETURNED = "#1e8449"
+_FAILED = "#d35400"
+
+LEGEND = {
+    "event": "event",
+    "body": "body returned",
+    "body-failed": "body raised: failed (the attempt still counted)",
+    "stop": "stop",
+}
+"""The timeline's legend entries by mark, in order; a legend lists the marks its chart draws."""
+
+
+def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
+    from matplotlib.lines import Line2D
+
+    drawn = {"event" if row.lane != "body" and not row.stop else
+             "stop" if row.stop else "body-failed" if row.failed else "body" for row in rows}
+    styles = {
+        "event": {"marker": "o", "color": _EVENT},
+        "body": {"marker": "o", "color": _RETURNED},
+        "body-failed": {"marker": "s", "color": _FAILED, "markeredgecolor": "black", "markeredgewidth": 0.6},
+        "stop": {"marker": "X", "color": _HIGHLIGHT},
+    }
+    handles = [Line2D([], [], linestyle="none", markersize=7, label=LEGEND[mark], **styles[mark])
+               for mark in LEGEND if mark in drawn]
+    if handles:
+        # one row under the body lane, inside the axes: the figure keeps its size
+        ax.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
+                  borderaxespad=0.1, handletextpad=0.3, columnspacing=1.2)
+
 
 def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     """Draw the run as a timeline: one lane each for model, middleware, guard and body.
 
     Every control event is a mark on its lane, left to right in the order the
     scope recorded it (the x axis is the event's step, not time); an admitted
-    ``ToolCall`` is followed by its body on the body lane; the stop is a red
-    line across every lane, labelled with the rule that decided it. The rows
-    are :func:`timeline_data`.
+    ``ToolCall`` is followed by its body on the body lane (a green dot when it
+    returned, an orange square when it raised: a failure, though the attempt
+    counted); the stop is a red line across every lane, labelled with the rule
+    that decided it and the counter it read. A legend under the body lane names
+    the marks drawn (:data:`LEGEND`). The rows are :func:`timeline_data`.
 
     A run of more than :data:`TIMELINE_MAX_EVENTS` (40) events is cut: its first 30
     and last 10 events are drawn, a ``⋯ N events not drawn ⋯`` mark sits between them,
@@ -382,12 +482,18 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
                         arrowprops={"arrowstyle": "->", "color": "#aab7b8", "linewidth": 0.8})
         if row.stop:
             ax.axvline(x, color=_HIGHLIGHT, linewidth=2, zorder=1)
-            ax.plot(x, y, marker="X", markersize=11, color=_HIGHLIGHT, zorder=3)
+            ax.plot(x, y, marker="X", markersize=11, color=_HIGHLIGHT, zorder=3, gid="stop")
             left = x < width * 0.6  # the label goes where there is room
             ax.text(x + 0.12 if left else x - 0.12, -0.5, f"{row.kind}: {row.label}", color=_HIGHLIGHT,
                     fontweight="bold", fontsize=8.5, va="bottom", ha="left" if left else "right")
+        elif row.failed:  # a body that raised: a failure, not a stop (the attempt counted, the run went on)
+            ax.plot(x, y, marker="s", markersize=9, color=_FAILED, markeredgecolor="black", markeredgewidth=0.6,
+                    zorder=3, gid="body-failed")
+            ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top", color=_FAILED, fontweight="bold")
         else:
-            ax.plot(x, y, marker="o", markersize=8, color="#2e86c1" if row.lane != "body" else "#1e8449", zorder=3)
+            body = row.lane == "body"
+            ax.plot(x, y, marker="o", markersize=8, color=_RETURNED if body else _EVENT, zorder=3,
+                    gid="body" if body else "event")
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
         previous = (x, y)
     shown_steps = [step for step in range(1, steps + 1) if not cut or step <= TIMELINE_HEAD or step > steps - TIMELINE_TAIL]
@@ -396,7 +502,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
                 ha="center", va="center", fontsize=8, color="#566573",
                 bbox={"facecolor": "white", "edgecolor": "#aab7b8"}, zorder=4)
     ax.set_yticks(range(len(LANES)), list(LANES))
-    ax.set_ylim(len(LANES) - 0.25, -0.9)
+    ax.set_ylim(len(LANES) + 0.3, -0.9)  # room under the body lane for the legend
     ax.set_xlim(0.4, max(width, 1) + 0.9)
     ax.set_xticks([place(step) for step in shown_steps], [str(step) for step in shown_steps])
     ax.set_xlabel("step (event order)")
@@ -406,6 +512,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
             f" ({drawn} of {steps:,} events drawn: the first {TIMELINE_HEAD} and the last {TIMELINE_TAIL})"
         )
     ax.set_title(heading)
+    _timeline_legend(ax, rows)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()

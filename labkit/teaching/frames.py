@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..durable import DecisionStore
 
 __all__ = [
+    "BLANK",
     "WITHHELD",
     "canonical_frame",
     "counters_frame",
@@ -51,9 +52,10 @@ def events_frame(
     Returns:
         One row per event, indexed from 1 (``step``), with columns ``kind``,
         ``name`` and ``count``; for a mapping, one column group per label.
-        A shorter run leaves blank cells, never ``NaN``: ``""`` for ``kind``
-        and ``name``; ``count`` is a nullable integer (``Int64``) whose
-        missing cells (``pd.NA``) are shown blank. Arguments are never part of it.
+        A shorter run's missing steps are blank cells (:data:`BLANK`, ``""``), never
+        ``NaN`` or ``<NA>``: its ``count`` column then holds whole numbers and ``""``
+        (``pd.to_numeric(frame[(label, "count")], errors="coerce").sum()`` adds them up).
+        Arguments are never part of it.
 
     Raises:
         InputError: anything else (a Setup or a scenario: run it first), an empty
@@ -63,14 +65,15 @@ def events_frame(
         if not source:
             raise InputError("events_frame got an empty mapping: give {label: outcome} with at least one run")
         frames = {
-            label: _events_table(o if isinstance(o, RunOutcome) else _events(o, f" for {label!r}")).astype({"count": "Int64"})
+            label: _events_table(o if isinstance(o, RunOutcome) else _events(o, f" for {label!r}"))
             for label, o in source.items()
         }
         table = pd.concat(frames, axis=1, names=["run", None])
-        for label in frames:
-            table[(label, "kind")] = table[(label, "kind")].fillna("")
-            table[(label, "name")] = table[(label, "name")].fillna("")
-        return _BlankCells(table)
+        longest = max(len(frame) for frame in frames.values())
+        for label, frame in frames.items():
+            for column in ("kind", "name", "count"):
+                table[(label, column)] = _blank_after(frame[column], longest)
+        return table
     return _events_table(source if isinstance(source, RunOutcome) else _events(source))
 
 
@@ -100,26 +103,15 @@ def _events(source: object, where: str = "") -> tuple[ControlEvent, ...]:
     return events
 
 
-class _BlankCells(pd.DataFrame):
-    """A DataFrame that shows its missing cells (``pd.NA``) blank, in plain text and in HTML.
+BLANK = ""
+"""What a learner-facing table holds where there is nothing to show (a shorter run's missing
+steps, a counter a span does not carry): an empty cell, never ``NaN``, ``None`` or ``<NA>``."""
 
-    Only the display changes: the data (e.g. an ``Int64`` column with ``pd.NA``)
-    is the same, so sums and comparisons work as on any DataFrame.
-    """
 
-    @property
-    def _constructor(self) -> type[_BlankCells]:
-        return _BlankCells  # a slice (.tail(), .loc[...]) keeps the blank cells
-
-    def _shown(self) -> pd.DataFrame:
-        plain = pd.DataFrame(self)
-        return plain.astype(object).where(plain.notna(), "")
-
-    def __repr__(self) -> str:
-        return repr(self._shown())
-
-    def _repr_html_(self) -> str | None:
-        return self._shown()._repr_html_()
+def _blank_after(values: pd.Series, length: int) -> pd.Series:
+    """``values`` (indexed from 1) padded to ``length`` rows with :data:`BLANK`; whole numbers stay ``int``."""
+    cells = [*(v.item() if hasattr(v, "item") else v for v in values), *([BLANK] * (length - len(values)))]
+    return pd.Series(cells, index=pd.RangeIndex(1, length + 1, name="step"), dtype=object if len(values) < length else None)
 
 
 def counters_frame(outcome: RunOutcome) -> pd.DataFrame:

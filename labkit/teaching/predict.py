@@ -32,6 +32,7 @@ from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
 from . import _inputs
+from . import progress as _progress
 from ..loops.scenarios import ALL_CAPABILITIES, Scenario
 from ..transports.scripted import Call, Fail, Hang, Say, Step
 
@@ -303,6 +304,8 @@ def check(
     status: str | None = None,
     tool_calls: int | None = None,
     events: Sequence[tuple[str, str, int] | ControlEvent] | None = None,
+    what: str | None = None,
+    chapter: str | None = None,
 ) -> Check | Checks:
     """Compare a prediction with ``outcome`` (or with each of several labelled outcomes).
 
@@ -318,6 +321,13 @@ def check(
             ("Middleware", "read_ticket", 1), ...]``; the printed check then
             holds a line-by-line diff. ``None`` (default) leaves events out;
             ``...`` means "no guess yet".
+        what: the prediction's name in your progress (:func:`labkit.progress`); default
+            ``"status and ToolCall count"`` (``"status, ToolCall count and events"`` with events),
+            told apart from other checks by the notebook cell it runs in.
+        chapter: the chapter to record it under when the notebook's name is not known (a script).
+
+    Each check is recorded in your progress (:mod:`labkit.teaching.progress`: a local file in your
+    own copy of the workbook, never in the repository, sent nowhere): tried or not, right or not.
 
     Returns:
         A :class:`Check`, or :class:`Checks` for a mapping. Without a guess the
@@ -345,24 +355,36 @@ def check(
     if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
         raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
     guess = _events_guess(events)
+    result: Check | Checks
     if isinstance(outcome, Mapping):
         pairs = _inputs.outcomes(outcome, "check")
-        return Checks({label: _check_one(o, status, tool_calls, guess) for label, o in pairs})
-    return _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
+        result = Checks({label: _check_one(o, status, tool_calls, guess) for label, o in pairs})
+        attempted = all(c.guessed for _, c in result)
+    else:
+        result = _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
+        attempted = result.guessed
+    label = what or ("status, ToolCall count and events" if events is not None else "status and ToolCall count")
+    _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
+    return result
 
 
-def compare(what: str, guess: Any, actual: Any) -> Comparison:
+def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -> Comparison:
     """Compare any one guessed value with what happened (e.g. admitted attempts).
 
     Args:
-        what: a short label, e.g. ``"admitted"``.
+        what: a short label, e.g. ``"admitted"``; also the prediction's name in your progress.
         guess: the learner's guess; ``...`` or ``None`` means "no guess yet".
             A mapping compared with a mapping (one guess per label, e.g. per
             runtime) prints one aligned line per label, ``what [label]``; a label
             missing on one side shows ``-``. It is right only if every label is.
         actual: the observed value.
+        chapter: the chapter to record it under when the notebook's name is not known (a script).
+
+    The comparison is recorded in your progress, as :func:`check` is (:func:`labkit.progress`).
     """
-    return Comparison(what, None if _no_guess(guess) else guess, actual)
+    result = Comparison(what, None if _no_guess(guess) else guess, actual)
+    _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
+    return result
 
 
 # -- mystery scripts ------------------------------------------------------------------------------

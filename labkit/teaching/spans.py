@@ -17,6 +17,7 @@ from ..loops.outcome import RunOutcome
 from ..core.errors import InputError, UserError
 from ..loops.runner import Setup, prepare, run
 from . import _inputs
+from .frames import BLANK
 from ..loops.telemetry import instrument
 
 __all__ = ["SPAN_COLUMNS", "run_traced", "spans_frame"]
@@ -73,7 +74,9 @@ def spans_frame(spans: Iterable[Any], *, timings: bool = False) -> pd.DataFrame:
         Columns :data:`SPAN_COLUMNS`: the span name, its parent's name (empty
         for the run), ``gen_ai.operation.name``, the tool call id, the outcome
         (run status, tool outcome, or ``ok`` for a model call), the model
-        and tool counters the span carries, and ``error.type``. Span ids are
+        and tool counters the span carries (a blank cell, ``""``, where the span carries
+        none: a chat span has no tool counter, a tool span no model counter; never
+        ``<NA>``), and ``error.type``. Span ids are
         left out: they are random. No span, no row.
 
     Raises:
@@ -118,7 +121,11 @@ def spans_frame(spans: Iterable[Any], *, timings: bool = False) -> pd.DataFrame:
         rows.append(row)
     columns = SPAN_COLUMNS + (["start ms", "duration ms"] if timings else [])
     frame = pd.DataFrame(rows, columns=columns)
-    for column in ("model calls", "tool calls"):
-        frame[column] = frame[column].astype("Int64")
+    for column in ("model calls", "tool calls"):  # a counter this span does not carry: blank, never <NA>
+        values = [row[column] for row in rows]
+        whole = all(isinstance(value, int) for value in values)
+        frame[column] = pd.Series(
+            [BLANK if value is None else value for value in values], index=frame.index, dtype="int64" if whole else object
+        )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
     return frame

@@ -33,7 +33,8 @@ from ..core.errors import UserError
 from .frames import events_frame
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
-from .predict import Check, Mystery, check
+from . import progress as _progress
+from .predict import Check, Mystery, _check_one
 from ..loops.runner import AgentKind, run
 from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
 
@@ -316,6 +317,12 @@ class Prediction(w.VBox):
         self._tool_calls.value = count
 
     @property
+    def progress_label(self) -> str:
+        """The prediction's name in your progress: ``"widget: mystery D (harness)"`` or ``"widget: repeat (simple)"``."""
+        name = f"mystery {self._mystery.key}" if self._mystery is not None else self._scenario_obj.name
+        return f"widget: {name} ({self._agent_name})"
+
+    @property
     def result_html(self) -> str:
         """The result line's HTML: each guess marked right or wrong, or why nothing ran."""
         return self.result_line.value
@@ -330,6 +337,7 @@ class Prediction(w.VBox):
         predicted = self._status.value
         if predicted is None:
             self.result_line.value = "<b>Choose a status first</b>: nothing was run."
+            _progress.record("widget", self.progress_label, attempted=False, right=False)
             return None
         self.run_button.disabled = True
         self.result_line.value = "Running…"
@@ -340,8 +348,9 @@ class Prediction(w.VBox):
             self.run_button.disabled = False
             if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
                 self.result_line.value = "The run did not return an outcome (see the cell's traceback)."
-        result = check(outcome, status=predicted, tool_calls=self._tool_calls.value)
+        result = _check_one(outcome, predicted, self._tool_calls.value, None)
         self.outcome, self.last_check = outcome, result
+        _progress.record("widget", self.progress_label, attempted=True, right=result.right)
 
         def line(what: str, said: object, was: object) -> str:
             mark = "<b style='color:#1e8449'>right</b>" if said == was else "<b style='color:#c0392b'>wrong</b>"

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...core.errors import ScriptExhausted, UserError
+from .. import progress as _progress
 from ..explain import explain, how_to, square_hint
 from ...core.limits import Limits
 from ...loops.outcome import RunOutcome, RunStatus
@@ -292,4 +293,8 @@ def check_bingo(board: Mapping[str, object]) -> Bingo:
     unknown = [key for key in board if key not in RunStatus._value2member_map_]
     if unknown:
         raise UserError(f"not a status: {', '.join(map(repr, unknown))}; the squares are {', '.join(RunStatus)}")
-    return Bingo(_square(status, board.get(status.value)) for status in RunStatus)
+    result = Bingo(_square(status, board.get(status.value)) for status in RunStatus)
+    for square in result:  # each square in your progress (labkit.progress): tried or not, right or not
+        _progress.record("bingo", f"bingo square {square.status.value}", attempted=square.state != "missing",
+                         right=square.right)
+    return result

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.errors import UserError
+from .. import progress as _progress
 from . import explore as _explore
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import FAULTS, GRANTED, REFERENCE, REFUSAL, SIMPLE_FAULTS, Attempt, Call, Fault, Rules, Script, attempt, scripts
@@ -815,12 +816,28 @@ def check_guard(
         raise UserError(f"{guard_class.__name__}(...) failed: {type(exc).__name__}: {exc}") from None
     outside = _outside_state(guard_class)
     if outside:
-        return GuardReport(guard_class.__name__, (
+        report = GuardReport(guard_class.__name__, (
             f"the guard writes a global or an enclosing variable ({', '.join(outside)}): a guard's counts belong "
             "to the guard, one per run, so keep them on self",), ("state_outside_self",), found_in="alone")
+        _record(guard_class, report)
+        return report
     with _module_locks(guard_class) as reset:
         subject.reset = reset
-        return _judge(guard_class, subject, simple, limit, threads, bound)
+        report = _judge(guard_class, subject, simple, limit, threads, bound)
+    _record(guard_class, report)
+    return report
+
+
+def _record(guard_class: type, report: GuardReport) -> None:
+    """Your guard in your progress (labkit.progress); a guard the chapter gives you to break is not yours.
+
+    A class defined in a notebook cell not tagged ``exercise`` (``TwoStepGuard``, ``RefundGuard``: the
+    predictions about them are the ``compare`` cells after them) is not recorded. When the notebook
+    cannot be read, the guard is recorded.
+    """
+    if _progress.defined_in_exercise(guard_class.__name__) is False:
+        return
+    _progress.record("guard", f"guard {guard_class.__name__}", attempted=True, right=report.passed)
 
 
 @contextlib.contextmanager
