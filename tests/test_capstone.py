@@ -55,7 +55,7 @@ def test_an_empty_board_fails_and_asks_for_every_script_without_running_anything
     result = check_bingo(new_board())
     assert not result.passed
     assert all(square.state == "missing" and not square.outcomes for square in result)
-    assert "no script yet" in result["Completed"].line
+    assert "no script yet" in result["Completed"].line and "raised an error" in result["Completed"].line
     assert str(result).splitlines()[-1] == "0 of 8 squares right"
     assert check_bingo({}).passed is False  # a missing key is a missing script
 
@@ -132,8 +132,11 @@ def test_a_square_may_tighten_the_limits_but_never_loosen_them():
     assert ScriptedModel(["ok"], limits={"model_calls": 1}).limits == BINGO_LIMITS.with_(model_calls=1)
     with pytest.raises(UserError, match=r"never loosen them: model_calls=7 > 6"):
         ScriptedModel(["ok"], limits={"model_calls": 7})
-    with pytest.raises(UserError, match=r"deadline_s=120 > 1"):
+    with pytest.raises(UserError, match=r"deadline_s=120 > 0.5"):
         ScriptedModel(["ok"], limits=Limits())  # the lesson's 120 s deadline would slow the chapter
+    with pytest.raises(UserError, match=r"deadline_s=0.6 > 0.5"):
+        ScriptedModel(["ok"], limits={"deadline_s": 0.6})  # the starting deadline is the ceiling too
+    assert ScriptedModel(["ok"], limits={"deadline_s": 0.5}).limits == BINGO_LIMITS
     with pytest.raises(UserError, match="limits do not validate: model_calls"):
         ScriptedModel(["ok"], limits={"model_calls": "1"})
     with pytest.raises(UserError, match="limits do not validate"):

@@ -36,7 +36,7 @@ BINGO_LIMITS = Limits(deadline_s=0.5)
 (6 model calls, 4 tool attempts, 1 attempt per signature) with a 0.5 s deadline, so a model that
 hangs costs half a second per agent. A square may tighten a limit, never loosen one."""
 
-_MAX_DEADLINE_S = 1.0
+_MAX_DEADLINE_S = BINGO_LIMITS.deadline_s  # "never loosen": the starting deadline is the ceiling too
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class ScriptedModel:
             ``ticket.read`` and ``review.finish``).
         limits: changes to :data:`BINGO_LIMITS` as a mapping, e.g.
             ``{"model_calls": 1}``, or a whole :class:`~labkit.Limits`. Counts
-            may only go down from the defaults and the deadline is at most 1 s.
+            may only go down from the defaults, the deadline too (at most 0.5 s).
 
     Raises:
         UserError: a step that is not a script step, a function that cannot be
@@ -235,7 +235,12 @@ def _run_square(wanted: RunStatus, model: ScriptedModel, agent: str) -> RunOutco
 def _square(wanted: RunStatus, model: object) -> Square:
     label = f"{wanted.value:<20}"
     if model is None or model is Ellipsis:
-        return Square(wanted, "missing", f"{label}no script yet: write board[{wanted.value!r}] = ScriptedModel([...])")
+        return Square(
+            wanted,
+            "missing",
+            f"{label}no script yet: write board[{wanted.value!r}] = ScriptedModel([...]) (if you did, its cell "
+            "raised an error: fix it and run that cell again)",
+        )
     if not isinstance(model, ScriptedModel):
         return Square(
             wanted,
