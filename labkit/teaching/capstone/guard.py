@@ -893,7 +893,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
     lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
     schedules = 0
     incomplete: list[str] = []
-    first: tuple[_RaceRun, Execution | None] | None = None
+    first: _RaceRun | None = None
     for race in _races(simple, limit, threads):
         result, run = _race_once(subject, race, threads, files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
         schedules += result.schedules
@@ -902,7 +902,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         if result.failure is not None:
             return _report_race(guard_class.__name__, run, result, len(tried), schedules)
         if first is None:
-            first = (run, None)
+            first = run
     calls = sum(len(s.calls) for s, _ in tried)
     summary = (
         f"every call alone got the rules' answer ({len(tried)} scripts, {calls} calls), and no schedule of "
@@ -912,7 +912,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
     if incomplete:
         summary += (f"; the cap of {MAX_SCHEDULES:,} schedules per race stopped the search before it had tried every "
                     f"schedule ({', '.join(incomplete)}): what was not tried was not judged")
-    shown = first[0] if first else None
+    shown = first
     return GuardReport(guard_class.__name__, (), (), (), len(tried), schedules, bound,
                        _admitted(shown.answers) if shown else 0, sum(b for _, b in shown.answers) if shown else 0,
                        summary)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ...core.signature import canonical, signature
@@ -396,6 +396,3 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
     unique = list(dict.fromkeys(made))
     return tuple(sorted(unique, key=lambda s: len(s.calls)))
 
-
-def with_field(rules: Rules, **changes: object) -> Rules:
-    return replace(rules, **changes)  # type: ignore[arg-type]
