@@ -40,6 +40,7 @@ when a live transport is made, so ``import labkit`` stays light.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -488,11 +489,17 @@ class LiveTransport:
                         if "json" in kind:  # a server that ignores `stream`
                             yield _from_completion(_json(await response.text(), url), url)
                         else:
-                            async for chunk in _from_stream(response.iter_lines(), url, "event-stream" in kind):
-                                yield chunk
+                            # the line iterator is closed at once when the reply ends at [DONE] (as above)
+                            async with contextlib.aclosing(response.iter_lines()) as lines:
+                                async for chunk in _from_stream(lines, url, "event-stream" in kind):
+                                    yield chunk
                 else:
                     raw = await client.chat.completions.with_raw_response.create(**body)
-                    yield _from_completion(_json(raw.http_response.text, url), url)
+                    text = raw.http_response.text
+                    # Closed here, not left to the garbage collector: an unclosed response keeps httpx's
+                    # body iterator (an async generator) alive, finalized later at a random moment.
+                    await raw.http_response.aclose()
+                    yield _from_completion(_json(text, url), url)
             except LabkitError as error:
                 if isinstance(error, ProviderUnavailable):
                     self.last_error = error
