@@ -27,8 +27,16 @@ def test_no_guess_yet_is_friendly_and_keeps_the_answer_hidden(missing):
     c = labkit.check(REPEAT, status=missing, tool_calls=missing)
     assert not c.right and not c.guessed
     text = str(c)
-    assert text.count("no guess yet") == 2
+    assert text.splitlines() == [text] and text.startswith("no guess yet for the status and the ToolCall count")
     assert "RepeatedCall" not in text
+
+
+def test_an_empty_predict_cell_is_one_line_for_every_run_it_checks():
+    runs = {"simple": labkit.run("repeat", agent="simple"), "harness": REPEAT}
+    text = str(labkit.check(runs, status=..., tool_calls=...))
+    assert text.splitlines() == [text] and "(simple, harness)" in text and "RepeatedCall" not in text
+    half = str(labkit.check(runs, status="RepeatedCall", tool_calls=...))  # a guess given: one block per run
+    assert half.count("[simple]") == 1 and half.count("no guess yet") == 2
 
 
 def test_half_a_guess_checks_the_half_given():
@@ -152,7 +160,7 @@ def test_no_event_guess_yet_keeps_the_answer_hidden():
     c = labkit.check(REPEAT, status=..., tool_calls=..., events=...)
     assert not c.guessed and not c.right and c.feedback == ()
     text = str(c)
-    assert text.count("no guess yet") == 3
+    assert text.splitlines() == [text] and "the status and the ToolCall count and the events" in text
     assert "RepeatedCall" not in text and "Middleware" not in text
 
 

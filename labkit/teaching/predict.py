@@ -204,7 +204,22 @@ class Check(NamedTuple):
             and (self.predicted_events is None or self.predicted_events == self.actual_events)
         )
 
+    @property
+    def unguessed(self) -> bool:
+        """No guess was given at all (the predict cell still holds ``...``)."""
+        return (
+            self.predicted_status is None
+            and self.predicted_tool_calls is None
+            and self.predicted_events in (None, Ellipsis)
+        )
+
+    def _no_guess_line(self, label: str = "") -> str:
+        what = "the status and the ToolCall count" + (" and the events" if self.predicted_events is Ellipsis else "")
+        return f"no guess yet{label} for {what}: {_NO_GUESS_TEXT.removeprefix('no guess yet: ')}"
+
     def __str__(self) -> str:
+        if self.unguessed:  # one line, not one per value, while the predict cell is empty
+            return self._no_guess_line()
         pairs = [
             ("status", self.predicted_status, self.actual_status),
             ("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
@@ -245,6 +260,8 @@ class Checks(tuple):
         return super().__getitem__(key)
 
     def __str__(self) -> str:
+        if self and all(c.unguessed for _, c in self):  # one line for the whole cell while nothing is guessed
+            return self[0][1]._no_guess_line(f" ({', '.join(label for label, _ in self)})")
         return "\n".join(f"[{label}]\n{c}" for label, c in self)
 
     def __repr__(self) -> str:
