@@ -19,40 +19,43 @@ from labkit.teaching.capstone import GuardBase, check_guard, pause
 from labkit.teaching.capstone.guard import BOUND
 
 
+def _refusal(guard: GuardBase, call, key: str) -> str | None:
+    """Chapter 10's checks in labkit's order; ``None`` admits the call."""
+    if guard.cancelled:
+        return "Cancelled"
+    if call.capability not in guard.granted:
+        return "PermissionDenied"
+    if guard.admitted >= guard.tool_calls:
+        return "ToolBudget"
+    if guard.seen.get(key, 0) >= guard.repetitions:
+        return "RepeatedCall"
+    return None
+
+
 class Guard(GuardBase):
-    """Chapter 10's answer: the rules in order under one lock, the body after, the re-check."""
+    """Chapter 10's answer: the checks and the reservation under one lock, the body after, the re-check."""
 
     def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
         with self.lock:
-            if self.cancelled:
-                return "Cancelled"
-            if call.capability not in self.granted:
-                return "PermissionDenied"
-            if self.admitted >= self.tool_calls:
-                return "ToolBudget"
-            key = labkit.signature(call.tool, call.arguments)
-            if self.seen.get(key, 0) >= self.repetitions:
-                return "RepeatedCall"
+            refused = _refusal(self, call, key)
+            if refused:
+                return refused
             self.admitted += 1
             self.seen[key] = self.seen.get(key, 0) + 1
         result = body()
         return "Cancelled" if self.cancelled else result
 
 
-class SplitGuard(Guard):
+class SplitGuard(GuardBase):
     """The same checks, then the lock released, pause(), and the reservation locked again."""
 
     def admit(self, call, body):
         key = labkit.signature(call.tool, call.arguments)
         with self.lock:
-            if self.cancelled:
-                return "Cancelled"
-            if call.capability not in self.granted:
-                return "PermissionDenied"
-            if self.admitted >= self.tool_calls:
-                return "ToolBudget"
-            if self.seen.get(key, 0) >= self.repetitions:
-                return "RepeatedCall"
+            refused = _refusal(self, call, key)
+        if refused:
+            return refused
         pause()
         with self.lock:
             self.admitted += 1
