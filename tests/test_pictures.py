@@ -62,7 +62,7 @@ def runs() -> dict[tuple[str, str], labkit.RunOutcome]:
     for name, (script, limits) in FAILING.items():
         for agent in AGENTS:
             found[name, agent] = labkit.run("complete", agent=agent, limits=limits, transport=ScriptedTransport(script))
-    for key in ("D", "H", "I"):
+    for key in labkit.mysteries():
         for agent in AGENTS:
             found[f"mystery {key}", agent] = labkit.mystery(key).run(agent)
     return found
@@ -82,7 +82,7 @@ def _body_errors(outcome: labkit.RunOutcome) -> list[bool]:
 
 
 ALL = [*((s, a) for s in SPEC_TABLE for a in AGENTS), *((n, a) for n in FAILING for a in AGENTS),
-       *((f"mystery {k}", a) for k in "DHI" for a in AGENTS)]
+       *((f"mystery {k}", a) for k in labkit.mysteries() for a in AGENTS)]
 
 
 @pytest.mark.parametrize(("run", "agent"), ALL)

@@ -191,9 +191,11 @@ class Explanation:
                 f"{refusal.name} would also have refused that call ({refusal.reason}), "
                 f"but the guard asks {decided.name} first (chapter 4)"
             )
+        # every refusal before this one was lifted in the counterfactual run that found it
+        before = "that stop" if self.also.index(refusal) == 0 else "those stops"
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
-            return f"without that stop, {refusal.name} would have ended the run ({refusal.reason})"
-        return f"without that stop, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
+            return f"without {before}, {refusal.name} would have ended the run ({refusal.reason})"
+        return f"without {before}, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
 
     def cause(self) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused."""
