@@ -331,3 +331,18 @@ def test_a_bad_per_label_guess_is_one_clear_error(status, tool_calls, words):
 def test_per_label_guesses_need_labelled_runs():
     with pytest.raises(labkit.InputError, match="one guess per label needs one outcome per label"):
         labkit.check(labkit.run("complete"), status={"a": "Completed"})
+
+
+@pytest.mark.parametrize(("notebook", "kept", "dropped"), [
+    ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 6)", "(chapter 7)"]),
+    ("06_counting_calls_and_bounding_time.ipynb", ["(chapter 6)"], ["(chapter 7)"]),
+    ("09_cancellation_persistence_replay.ipynb", ["(chapter 6)", "(chapter 7)"], []),
+    (None, ["(chapter 6)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
+])
+def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook, kept, dropped):
+    from labkit.teaching import progress as progress_module
+
+    monkeypatch.setattr(progress_module, "_notebook_path", lambda shell: notebook)
+    feedback = " ".join(labkit.check(labkit.mystery("C").run(), status="Completed", tool_calls=2).feedback)
+    assert "the tool budget decided" in feedback and "never Completed" in feedback
+    assert all(ref in feedback for ref in kept) and not any(ref in feedback for ref in dropped), feedback

@@ -498,10 +498,27 @@ def count_feedback(explanation: Explanation, said: int) -> list[str]:
             f"you counted {said} ToolCall events: the attempt {decided.name} refused records none"
             " (it was refused before its body)"
         ]
+    names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
+    listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
     return [
-        f"you counted {said} ToolCall events, there were {admitted}: one each time the guard admits an"
-        " attempt (a failed body counts, a refused attempt does not)"
+        f"you counted {said} ToolCall events, there were {admitted}{listed}: one each time the guard admitted"
+        f" an attempt{_count_notes(explanation.outcome)}"
     ]
+
+
+def _count_notes(outcome: RunOutcome) -> str:
+    """What in *this* run a learner may have miscounted: bodies that failed or answered NotFound, refusals."""
+    results = [m.text or "" for m in outcome.transcript if m.role is Role.TOOL]
+    notes = []
+    failed = sum(text.startswith("error:") for text in results)
+    if failed:
+        notes.append(f"{failed} failed in {'its body' if failed == 1 else 'their bodies'} and still counted")
+    not_found = sum(text.startswith("NotFound") for text in results)
+    if not_found:
+        notes.append(f"{not_found} answered NotFound, a result, and counted")
+    if any(text.startswith("refused:") for text in results):
+        notes.append("a refused call records none")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 _HOW_TO = {

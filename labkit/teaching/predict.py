@@ -22,6 +22,7 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -305,6 +306,20 @@ def _events_guess(events: Any) -> Any:
     return tuple(guess)
 
 
+_CHAPTER_REFERENCE = re.compile(r" \(chapter (\d+)\)")
+
+
+def _no_forward_references(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The feedback without its ``(chapter N)`` pointers to chapters after the one being run: a hint
+    cites where a rule is taught, and a chapter the learner has not reached teaches nothing yet."""
+    here = _progress.current_chapter()
+    if here is None:
+        return lines
+    return tuple(
+        _CHAPTER_REFERENCE.sub(lambda m: m.group(0) if int(m.group(1)) <= here else "", line) for line in lines
+    )
+
+
 def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -> Check:
     said_status = None if _no_guess(status) else str(status)
     said_tools = None if _no_guess(tool_calls) else tool_calls
@@ -316,7 +331,7 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -
         outcome.count("ToolCall"),
         events,
         _triples(outcome.events),
-        _feedback(outcome, said_status, said_tools, said_events),
+        _no_forward_references(_feedback(outcome, said_status, said_tools, said_events)),
     )
 
 
