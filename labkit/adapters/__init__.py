@@ -35,13 +35,13 @@ import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
-from ..transports.chat import CountingClient, Message, _cancelling
+from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
 from ..core.errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
 from ..core.scope import ExecutionScope, GuardedTool
 
@@ -189,6 +189,48 @@ class ForeignAgent:
 
     async def _run(self, prompt: str) -> str | None:  # pragma: no cover - each adapter defines it
         raise NotImplementedError
+
+    def wrap(self, reply: Message) -> list[Any]:
+        """The calls of ``reply`` as the framework is handed them (:func:`labkit.adapters._calls.wrap`)."""
+        from ._calls import wrap
+
+        return wrap(reply, list(self._tools))
+
+    async def stream_pieces(self, request: ChatRequest) -> AsyncIterator[str | list[Any]]:
+        """One streamed model call: its text pieces as they come, then its wrapped calls (one list, if any).
+
+        The calls are handed at the end of the reply, once they are all known:
+        whether their ids repeat, or the reply was cut, is a property of the
+        whole reply (labkit's scripted and live transports send them last too).
+        """
+        calls: list[Any] = []
+        truncated = False
+        async for chunk in self.client.stream(request):
+            if chunk.text:
+                yield chunk.text
+            calls.extend(chunk.tool_calls)
+            truncated = truncated or chunk.finish_reason == "length"
+        reply = Message.assistant(None, tuple(calls))
+        wrapped = self.wrap(reply.model_copy(update={"truncated": True}) if truncated else reply)
+        if wrapped:
+            yield wrapped
+
+    async def call_wrapped(self, arguments: Any, *, observe: bool = True) -> str:
+        """Run one call the framework hands back in its envelope: the reserved tool's result, or :meth:`call_tool`.
+
+        Args:
+            arguments: what the framework hands the tool: the envelope as a
+                mapping of its one argument, or as JSON text.
+            observe: as :meth:`call_tool`.
+        """
+        from ._calls import envelope, not_run_result
+
+        body = envelope(arguments)
+        if body is None:  # not handed by labkit (a framework that rewrote the arguments): nothing runs
+            return f"error: the framework handed this call's arguments in an unknown form: {str(arguments)[:200]}"
+        if "result" in body:
+            return not_run_result(body)
+        return await self.call_tool(body["name"], body.get("arguments", ""), observe=observe)
 
     async def call_tool(self, name: str, arguments: Any, *, observe: bool = True) -> str:
         """Run one tool call as labkit's loop does: middleware event, guard, body; the result as text.
