@@ -144,6 +144,7 @@ class ForeignAgent:
         self.stream = stream
         self.name = name
         self.max_iterations = self.scope.limits.model_calls + 1
+        self._replies = 0  # replies handed to the framework so far (labkit.adapters._calls.framework_id)
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
             if tool._scope is not self.scope:
@@ -194,7 +195,8 @@ class ForeignAgent:
         """The calls of ``reply`` as the framework is handed them (:func:`labkit.adapters._calls.wrap`)."""
         from ._calls import wrap
 
-        return wrap(reply, list(self._tools))
+        self._replies += 1
+        return wrap(reply, list(self._tools), self._replies)
 
     async def stream_pieces(self, request: ChatRequest) -> AsyncIterator[str | list[Any]]:
         """One streamed model call: its text pieces as they come, then its wrapped calls (one list, if any).

@@ -33,7 +33,9 @@ from typing import Any, NamedTuple
 from ..loops.agents import CUT, UNKNOWN_TOOL, _repeated_error, _repeated_ids
 from ..transports.chat import Message, ToolCall
 
-__all__ = ["FIELD", "NOT_RUN", "SCHEMA", "Wrapped", "envelope", "not_run_result", "unwrap", "wrap"]
+__all__ = [
+    "FIELD", "NOT_RUN", "SCHEMA", "Wrapped", "envelope", "framework_id", "model_id", "not_run_result", "unwrap", "wrap"
+]
 
 FIELD = "labkit_call"
 """The one argument every framework tool takes: ``{"name": ..., "arguments": <the model's text>, ...}``."""
@@ -58,12 +60,14 @@ class Wrapped(NamedTuple):
     arguments: str
 
 
-def wrap(reply: Message, known: Sequence[str]) -> list[Wrapped]:
+def wrap(reply: Message, known: Sequence[str], serial: int = 0) -> list[Wrapped]:
     """The calls of ``reply`` as the framework is handed them (see the module docstring).
 
     Args:
         reply: the model's reply, as labkit's counting client returned it.
         known: the names of the agent's tools, in the agent's order.
+        serial: this reply's number in the run; it makes the framework's call ids
+            unique across the run (:func:`framework_id`), whatever ids the model reuses.
 
     Returns:
         One :class:`Wrapped` per call, or per distinct id when the ids repeat.
@@ -78,16 +82,35 @@ def wrap(reply: Message, known: Sequence[str]) -> list[Wrapped]:
         out = []
         for index, call_id in enumerate(dict.fromkeys(c.id for c in calls)):
             body = {"name": NOT_RUN, "arguments": "", "result": text, "batch": batch if index == 0 else []}
-            out.append(Wrapped(call_id, NOT_RUN, _dumps(body)))
+            out.append(Wrapped(framework_id(call_id, serial, index), NOT_RUN, _dumps(body)))
         return out
     out = []
-    for call in calls:
+    for index, call in enumerate(calls):
+        fid = framework_id(call.id, serial, index)
         if call.name in known:
-            out.append(Wrapped(call.id, call.name, _dumps({"name": call.name, "arguments": call.arguments})))
+            out.append(Wrapped(fid, call.name, _dumps({"name": call.name, "arguments": call.arguments})))
         else:
             result = f"{UNKNOWN_TOOL} {call.name!r}; available tools: {', '.join(known) or 'none'}"
-            out.append(Wrapped(call.id, NOT_RUN, _dumps({"name": call.name, "arguments": call.arguments, "result": result})))
+            out.append(Wrapped(fid, NOT_RUN, _dumps({"name": call.name, "arguments": call.arguments, "result": result})))
     return out
+
+
+_ID_MARK = "~labkit-"
+
+
+def framework_id(call_id: str, serial: int, index: int) -> str:
+    """The id the framework is handed for a call: the model's id, made unique in the run.
+
+    A framework may refuse an id it saw in an earlier reply (the Agents SDK
+    does); labkit's loop lets the model reuse one. :func:`model_id` reads it back.
+    """
+    return f"{call_id}{_ID_MARK}{serial}.{index}"
+
+
+def model_id(framework_call_id: str) -> str:
+    """The model's own call id behind an id from :func:`framework_id` (any other id as it is)."""
+    head, mark, tail = framework_call_id.rpartition(_ID_MARK)
+    return head if mark and tail.replace(".", "").isdigit() else framework_call_id
 
 
 def _cut_text() -> str:
@@ -125,7 +148,7 @@ def unwrap(call_id: str, name: str, arguments: Any) -> list[ToolCall]:
     body = envelope(arguments)
     if body is None:
         text = arguments if isinstance(arguments, str) else json.dumps(arguments if arguments is not None else {})
-        return [ToolCall(id=call_id, name=name, arguments=text)]
+        return [ToolCall(id=model_id(call_id), name=name, arguments=text)]
     if "batch" in body:
         return [ToolCall(id=i, name=n, arguments=a) for i, n, a in body["batch"]]
-    return [ToolCall(id=call_id, name=body["name"], arguments=str(body.get("arguments", "")))]
+    return [ToolCall(id=model_id(call_id), name=body["name"], arguments=str(body.get("arguments", "")))]

@@ -51,7 +51,7 @@ from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message
 from ..core.errors import RunHalted
 from . import ForeignAgent
-from ._calls import NOT_RUN, SCHEMA, Wrapped, unwrap
+from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -211,5 +211,5 @@ def _to_labkit(messages: Sequence[_MafMessage]) -> list[Message]:
         for c in message.contents:
             if c.type == "function_result":
                 result = c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)
-                out.append(Message.tool_result(c.call_id, result))
+                out.append(Message.tool_result(model_id(c.call_id), result))
     return out

@@ -41,7 +41,7 @@ from openai.types.responses import (
 from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message, assemble
 from . import ForeignAgent
-from ._calls import NOT_RUN, SCHEMA, Wrapped, unwrap
+from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -166,7 +166,7 @@ def _to_labkit(input: str | list[Any]) -> list[Message]:
                 out.append(Message.assistant(None, calls))
         elif kind == "function_call_output":
             output = _field(item, "output")
-            out.append(Message.tool_result(_field(item, "call_id"), output if isinstance(output, str) else str(output)))
+            out.append(Message.tool_result(model_id(_field(item, "call_id")), output if isinstance(output, str) else str(output)))
         elif role in ("user", "assistant", "system", "developer"):
             content = _field(item, "content")
             if not isinstance(content, str):

@@ -41,7 +41,7 @@ from pydantic_ai.usage import UsageLimits
 from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message
 from . import ForeignAgent
-from ._calls import NOT_RUN, SCHEMA, unwrap
+from ._calls import NOT_RUN, SCHEMA, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -118,10 +118,10 @@ def _to_labkit(messages: list[ModelMessage]) -> list[Message]:
                 if isinstance(part, UserPromptPart):
                     out.append(Message.user(part.content if isinstance(part.content, str) else str(part.content)))
                 elif isinstance(part, ToolReturnPart):
-                    out.append(Message.tool_result(part.tool_call_id, part.model_response_str()))
+                    out.append(Message.tool_result(model_id(part.tool_call_id), part.model_response_str()))
                 elif isinstance(part, RetryPromptPart):
                     if part.tool_name:
-                        out.append(Message.tool_result(part.tool_call_id, part.model_response()))
+                        out.append(Message.tool_result(model_id(part.tool_call_id), part.model_response()))
                     else:
                         out.append(Message.user(part.model_response()))
         elif isinstance(message, ModelResponse):
