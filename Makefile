@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test install notebooks bench clean real-server real-model
+.PHONY: lab update-workbook test install notebooks bench clean real-server real-model fuzz
 
 install: $(STAMP)
 
@@ -46,6 +46,17 @@ update-workbook:
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
 	$(BIN)/python -m pytest workbook $(NBVAL_LAX)
+
+# The generated parity test with many more scripts than `make test` runs (2,000 by default, each under every
+# loop, plain and streaming), from a new seed each time; the seed is printed first, and again on a failure.
+# `make fuzz SEED=123 EXAMPLES=500` replays one seed. See tests/test_parity_generated.py.
+EXAMPLES ?= 2000
+SEED ?= $(shell $(PYTHON) -c 'import random; print(random.randrange(2**32))')
+fuzz: $(STAMP)
+	@echo "fuzz: $(EXAMPLES) generated scripts per loop, hypothesis seed $(SEED)"
+	@LABKIT_PARITY_EXAMPLES=$(EXAMPLES) $(BIN)/python -m pytest tests/test_parity_generated.py -q -p no:cacheprovider \
+		--hypothesis-seed=$(SEED) --hypothesis-show-statistics \
+		-k every_loop || { echo "fuzz: FAILED with hypothesis seed $(SEED); replay: make fuzz SEED=$(SEED) EXAMPLES=$(EXAMPLES)"; exit 1; }
 
 # Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
 bench: $(STAMP)

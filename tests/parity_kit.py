@@ -12,14 +12,14 @@ declaration covers.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import strategies as st
 
 import labkit
-from labkit import Call, Fail, Reply, Tool
+from labkit import Call, ChatChunk, Fail, Hang, Reply, ScriptedTransport, Tool
 from labkit.adapters import RUNTIMES, available
 from labkit.adapters.divergences import Feature, Observable, declared
 
@@ -55,27 +55,48 @@ def _call(item: Sequence[Any]) -> Call:
     return Call(name, arguments, id=call_id)
 
 
+class CuttingTransport(ScriptedTransport):
+    """A scripted transport whose replies number ``cut`` end with ``finish_reason: "length"`` (cut at the cap)."""
+
+    def __init__(self, script: Any, cut: set[int]) -> None:
+        super().__init__(script)
+        self.cut = cut
+
+    async def send(self, request: Any) -> AsyncIterator[ChatChunk]:
+        async for chunk in super().send(request):
+            yield chunk
+        if self.calls in self.cut:
+            yield ChatChunk(finish_reason="length")
+
+
 def to_step(step: Any) -> Any:
     """One data step as a scripted-transport step."""
     if isinstance(step, str):
         return step
     if isinstance(step, dict) and "fail" in step:
         return Fail(ConnectionError(str(step["fail"])))
+    if isinstance(step, dict) and "hang" in step:
+        return Hang()
+    if isinstance(step, dict) and "cut" in step:
+        return [_call(c) for c in step["cut"]]  # type: ignore[union-attr]
     if isinstance(step, dict):
         return Reply(str(step["text"]), [_call(c) for c in step["calls"]])  # type: ignore[union-attr]
     return [_call(c) for c in step]
 
 
-def build(steps: Sequence[Any], limits: dict[str, int]) -> labkit.Scenario:
+def build(steps: Sequence[Any], limits: dict[str, Any]) -> labkit.Scenario:
     """The scenario of a data script: ``count``/``note`` granted, ``secret`` visible but not granted.
 
     The script never runs out: past its last step the model says ``"fallback"``.
-    Completed means ``count(7)`` ran.
+    Completed means ``count(7)`` ran. A script with a ``{"hang": ...}`` step gets a 0.3 s deadline.
     """
     scripted = [to_step(s) for s in steps]
 
     def script(number: int, request: Any) -> Any:
         return scripted[number - 1] if number <= len(scripted) else "fallback"
+
+    if any(isinstance(s, dict) and "hang" in s for s in steps):
+        limits = {**limits, "deadline_s": 0.3}
 
     return labkit.scenario(
         "generated",
@@ -92,17 +113,23 @@ def _message(m: labkit.Message) -> tuple[Any, ...]:
     return (m.role.value, m.text, tuple((c.id, c.name, c.arguments) for c in m.tool_calls), m.tool_call_id)
 
 
+def transport(scenario: labkit.Scenario, steps: Sequence[Any]) -> CuttingTransport:
+    cut = {n for n, s in enumerate(steps, 1) if isinstance(s, dict) and "cut" in s}
+    return CuttingTransport(scenario.script, cut)
+
+
 def observe(steps: Sequence[Any], limits: dict[str, int], loop: str, stream: bool) -> dict[Observable, Any]:
     """Run the script once under ``loop``; what the parity test compares."""
-    setup = labkit.prepare(build(steps, limits), agent=loop, stream=stream)  # type: ignore[arg-type]
+    scenario = build(steps, limits)
+    setup = labkit.prepare(scenario, agent=loop, stream=stream, transport=transport(scenario, steps))  # type: ignore[arg-type]
     try:
         outcome = labkit.run(setup)
     except Exception as exc:  # what escaped labkit.run: a divergence by itself (RAISED)
         return {Observable.RAISED: f"{type(exc).__module__}.{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
     requests = setup.transport.requests
     results: dict[str, list[str | None]] = {}
-    for request in requests[1:]:  # a request ends with the results of the model's previous reply
-        for m in request.messages[len(request.messages) - _new_results(request.messages) :]:
+    for m in outcome.transcript:
+        if m.role is labkit.Role.TOOL:
             results.setdefault(m.tool_call_id or "", []).append(m.text)
     return {
         Observable.STATUS: outcome.status.value,
@@ -113,19 +140,10 @@ def observe(steps: Sequence[Any], limits: dict[str, int], loop: str, stream: boo
             for r in requests
         ],
         Observable.RESULTS: results,
+        Observable.TRANSCRIPT: [_message(m) for m in outcome.transcript],
         Observable.TEXT: outcome.text,
         Observable.RAISED: None,
     }
-
-
-def _new_results(messages: Sequence[labkit.Message]) -> int:
-    """How many tool results end the request (the results of the model's last reply)."""
-    n = 0
-    for m in reversed(messages):
-        if m.role is not labkit.Role.TOOL:
-            break
-        n += 1
-    return n
 
 
 # -- what a script has ------------------------------------------------------------------------
@@ -147,7 +165,12 @@ def features(steps: Sequence[Any], limits: dict[str, int]) -> set[Feature]:
         if isinstance(step, dict) and "fail" in step:
             found.add(Feature.PROVIDER_DOWN)
             continue
-        calls = step["calls"] if isinstance(step, dict) else step
+        if isinstance(step, dict) and "hang" in step:
+            found.add(Feature.DEADLINE)
+            continue
+        if isinstance(step, dict) and "cut" in step:
+            found.add(Feature.CUT_REPLY)
+        calls = step.get("calls", step.get("cut")) if isinstance(step, dict) else step
         if isinstance(step, dict):
             found.add(Feature.TEXT_WITH_CALLS)
         ids = [c[2] or f"call-{number}-{i}" for i, c in enumerate(calls, 1)]
@@ -199,8 +222,13 @@ TEXT = st.sampled_from(["", "done", "Working on it.", "fallback", "Two  spaces a
 CALLS = st.lists(CALL, min_size=1, max_size=3)
 REPLY = st.builds(lambda text, calls: {"text": text or "hm", "calls": calls}, TEXT, st.lists(CALL, min_size=1, max_size=2))
 DOWN = st.just({"fail": "down"})
-# weighted by repetition (one_of picks a branch uniformly): mostly calls, some text, rarely a provider down
-STEP = st.one_of(TEXT, TEXT, CALLS, CALLS, CALLS, CALLS, CALLS, REPLY, REPLY, REPLY, DOWN)
+CUT = st.builds(lambda calls: {"cut": calls}, CALLS)
+# weighted by repetition (one_of picks a branch uniformly): mostly calls, some text, rarely a provider
+# down or a reply cut at the output-token cap
+STEP = st.one_of(TEXT, TEXT, CALLS, CALLS, CALLS, CALLS, CALLS, REPLY, REPLY, REPLY, DOWN, CUT)
+# A model that never answers ({"hang": True}) is left out of the generated scripts: every one would
+# wait for its deadline under each loop; the deadline's parity is tests/test_adapters.py's (scenario
+# `deadline`, and a body that never returns).
 STEPS = st.lists(STEP, max_size=5).map(tuple)
 LIMITS = st.fixed_dictionaries(
     {

@@ -11,7 +11,7 @@ must equal labkit's simple loop in the same mode, or be declared in
 :data:`labkit.adapters.divergences.DIVERGENCES`. No exception may come out
 of ``labkit.run`` under any loop.
 
-``make test`` runs ``LABKIT_PARITY_EXAMPLES`` examples (default 40, derandomized);
+``make test`` runs ``LABKIT_PARITY_EXAMPLES`` examples (default 200, derandomized);
 ``make fuzz`` runs 2,000 with a printed seed.
 """
 
@@ -26,7 +26,7 @@ import parity_kit as kit
 from labkit.adapters import RUNTIMES
 from labkit.adapters.divergences import DIVERGENCES, Observable
 
-EXAMPLES = int(os.environ.get("LABKIT_PARITY_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("LABKIT_PARITY_EXAMPLES", "200"))
 FUZZING = "LABKIT_PARITY_EXAMPLES" in os.environ
 LOOPS = kit.installed_loops()
 

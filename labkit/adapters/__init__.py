@@ -145,6 +145,12 @@ class ForeignAgent:
         self.name = name
         self.max_iterations = self.scope.limits.model_calls + 1
         self._replies = 0  # replies handed to the framework so far (labkit.adapters._calls.framework_id)
+        # what the run's transcript is rebuilt from (as labkit's loop keeps it): the last request
+        # made, the model's reply to it, and the result of each of its calls so far
+        self._sent: ChatRequest | None = None
+        self._reply: Message | None = None
+        self._results: dict[str, str] = {}
+        self._halt: tuple[str, RunHalted] | None = None
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
             if tool._scope is not self.scope:
@@ -178,24 +184,84 @@ class ForeignAgent:
         """
         transcript.append(Message.system(self.instructions))
         transcript.append(Message.user(prompt))
+        stopped: BaseException | None = None
         try:
-            text = await self._run(prompt)
-        except Exception as exc:
-            inner = labkit_cause(exc)
+            return await self._run(prompt)
+        except BaseException as exc:
+            stopped = exc
+            inner = labkit_cause(exc) if isinstance(exc, Exception) else None
             if inner is not None and inner is not exc:
+                stopped = inner
                 raise inner from None
             raise
-        transcript.append(Message.assistant(text))
-        return text
+        finally:
+            self._rebuild(transcript, stopped)
+
+    def _rebuild(self, transcript: list[Message], stopped: BaseException | None) -> None:
+        """The run's transcript as labkit's loop keeps it: every message, one result per requested call id.
+
+        Rebuilt from the last request made (it holds the history the framework
+        kept, read back), the model's reply to it and its calls' results; a call
+        left without a result gets the one labkit's loop gives it (``refused:``
+        after a halt, ``cancelled:`` when the run was cancelled).
+        """
+        from ..loops.agents import _cancelled, _refused
+
+        if self._sent is None:  # no model call was made (a model budget of 0)
+            return
+        transcript[:] = self._sent.messages
+        reply = self._reply
+        if reply is None or not reply.tool_calls:
+            if reply is not None:
+                transcript.append(reply)
+            return
+        transcript.append(reply)
+        ids = list(dict.fromkeys(c.id for c in reply.tool_calls))
+        if len(ids) < len(reply.tool_calls) or reply.truncated:  # none ran: each distinct id got its one result
+            transcript.extend(Message.tool_result(i, self._results.get(i, "")) for i in ids)
+            return
+        halt = self._halt
+        after: RunHalted | None = None
+        for call in reply.tool_calls:
+            if call.id in self._results:
+                transcript.append(Message.tool_result(call.id, self._results[call.id]))
+            elif after is not None:
+                transcript.append(_refused(call, after))
+            elif halt is not None and halt[0] == call.id:
+                transcript.append(_refused(call, halt[1]))
+                after = RunHalted(halt[1].reason, f"the run was already stopped: {halt[1].reason.value}")
+            elif isinstance(stopped, RunHalted):  # a halt raised elsewhere (the model budget is not at a call)
+                after = stopped
+                transcript.append(_refused(call, stopped))
+            else:
+                transcript.append(_cancelled(call))
 
     async def _run(self, prompt: str) -> str | None:  # pragma: no cover - each adapter defines it
         raise NotImplementedError
+
+    def request(self, history: Sequence[Message], stream: bool) -> ChatRequest:
+        """The request for one model call: labkit's instructions, the framework's history read back, the tools.
+
+        Args:
+            history: the framework's messages as labkit messages (its own system messages left out).
+            stream: a streaming call.
+        """
+        from ..loops.agents import _spec
+
+        request = ChatRequest(
+            messages=(Message.system(self.instructions), *history),
+            tools=tuple(_spec(t) for t in self.tools),
+            stream=stream,
+        )
+        self._sent, self._reply, self._results, self._halt = request, None, {}, None
+        return request
 
     def wrap(self, reply: Message) -> list[Any]:
         """The calls of ``reply`` as the framework is handed them (:func:`labkit.adapters._calls.wrap`)."""
         from ._calls import wrap
 
         self._replies += 1
+        self._reply = reply
         return wrap(reply, list(self._tools), self._replies)
 
     async def stream_pieces(self, request: ChatRequest) -> AsyncIterator[str | list[Any]]:
@@ -205,14 +271,16 @@ class ForeignAgent:
         whether their ids repeat, or the reply was cut, is a property of the
         whole reply (labkit's scripted and live transports send them last too).
         """
+        texts: list[str] = []
         calls: list[Any] = []
         truncated = False
         async for chunk in self.client.stream(request):
             if chunk.text:
+                texts.append(chunk.text)
                 yield chunk.text
             calls.extend(chunk.tool_calls)
             truncated = truncated or chunk.finish_reason == "length"
-        reply = Message.assistant(None, tuple(calls))
+        reply = Message.assistant("".join(texts) if texts else None, tuple(calls))
         wrapped = self.wrap(reply.model_copy(update={"truncated": True}) if truncated else reply)
         if wrapped:
             yield wrapped
@@ -230,9 +298,17 @@ class ForeignAgent:
         body = envelope(arguments)
         if body is None:  # not handed by labkit (a framework that rewrote the arguments): nothing runs
             return f"error: the framework handed this call's arguments in an unknown form: {str(arguments)[:200]}"
+        call_id = str(body.get("id", ""))
         if "result" in body:
-            return not_run_result(body)
-        return await self.call_tool(body["name"], body.get("arguments", ""), observe=observe)
+            text = not_run_result(body)
+        else:
+            try:
+                text = await self.call_tool(body["name"], body.get("arguments", ""), observe=observe)
+            except RunHalted as halt:
+                self._halt = (call_id, halt)
+                raise
+        self._results.setdefault(call_id, text)
+        return text
 
     async def call_tool(self, name: str, arguments: Any, *, observe: bool = True) -> str:
         """Run one tool call as labkit's loop does: middleware event, guard, body; the result as text.

@@ -77,21 +77,22 @@ def wrap(reply: Message, known: Sequence[str], serial: int = 0) -> list[Wrapped]
         return []
     repeated = _repeated_ids(calls)
     if repeated or reply.truncated:
-        text = _repeated_error(repeated) if repeated else _cut_text()
+        text = _cut_text() if reply.truncated else _repeated_error(repeated)  # labkit's loop checks the cut first
         batch = [[c.id, c.name, c.arguments] for c in calls]
         out = []
         for index, call_id in enumerate(dict.fromkeys(c.id for c in calls)):
-            body = {"name": NOT_RUN, "arguments": "", "result": text, "batch": batch if index == 0 else []}
+            body = {"id": call_id, "name": NOT_RUN, "arguments": "", "result": text, "batch": batch if index == 0 else []}
             out.append(Wrapped(framework_id(call_id, serial, index), NOT_RUN, _dumps(body)))
         return out
     out = []
     for index, call in enumerate(calls):
         fid = framework_id(call.id, serial, index)
         if call.name in known:
-            out.append(Wrapped(fid, call.name, _dumps({"name": call.name, "arguments": call.arguments})))
+            out.append(Wrapped(fid, call.name, _dumps({"id": call.id, "name": call.name, "arguments": call.arguments})))
         else:
             result = f"{UNKNOWN_TOOL} {call.name!r}; available tools: {', '.join(known) or 'none'}"
-            out.append(Wrapped(fid, NOT_RUN, _dumps({"name": call.name, "arguments": call.arguments, "result": result})))
+            body = {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result}
+            out.append(Wrapped(fid, NOT_RUN, _dumps(body)))
     return out
 
 

@@ -35,7 +35,10 @@ class Observable(StrEnum):
     """Every request that reached the transport: its messages (roles, texts, calls with their argument
     text, results with their call ids), the tools shown, streaming or not, the output-token cap."""
     RESULTS = "results"
-    """The result the model read for each call id it sent (in the next request's messages)."""
+    """The results recorded in the run's transcript for each call id, in order (one per requested id,
+    the last reply's calls included: executed, failed, refused or cancelled)."""
+    TRANSCRIPT = "transcript"
+    """The run's whole transcript (:attr:`~labkit.RunOutcome.transcript`), message for message."""
     TEXT = "text"
     """The outcome's text (``None`` after a stop or an empty last reply)."""
     RAISED = "raised"
@@ -65,13 +68,19 @@ class Feature(StrEnum):
     """A reply with text and tool calls."""
     PROVIDER_DOWN = "provider down"
     """A model call that cannot connect (``ProviderUnavailable``)."""
+    CUT_REPLY = "reply cut at the output-token cap"
+    """A reply with calls that ends with ``finish_reason: "length"`` (none of its calls may run)."""
+    DEADLINE = "deadline"
+    """A model call that never answers: the run's deadline ends it."""
     ZERO_LIMIT = "a limit at 0"
     """A run whose model-call, tool-call or repetition limit is 0."""
 
 
 Step = str | list[tuple[str, str, str | None]] | dict[str, object]
 """An example step: a text, a list of ``(tool, argument text, call id or None)``, or
-``{"text": ..., "calls": [...]}`` for text and calls in one reply."""
+``{"text": ..., "calls": [...]}`` for text and calls in one reply, ``{"cut": [...]}`` for calls
+cut at the output-token cap, ``{"fail": "..."}`` for a provider down, ``{"hang": True}`` for a model
+that never answers."""
 
 
 class Divergence(BaseModel):

@@ -47,7 +47,6 @@ from agent_framework import Message as _MafMessage
 from agent_framework._tools import FunctionInvocationLayer
 from agent_framework.observability import ChatTelemetryLayer
 
-from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message
 from ..core.errors import RunHalted
 from . import ForeignAgent
@@ -161,11 +160,7 @@ class _CountingChatClient(
         self._owner = owner
 
     def _request(self, messages: Sequence[_MafMessage], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self._owner.instructions), *_to_labkit(messages)),
-            tools=tuple(_spec(t) for t in self._owner.tools),
-            stream=stream,
-        )
+        return self._owner.request(_to_labkit(messages), stream)
 
     def _inner_get_response(
         self, *, messages: Sequence[_MafMessage], stream: bool, options: Mapping[str, Any], **kwargs: Any

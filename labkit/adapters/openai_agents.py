@@ -38,7 +38,6 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message, assemble
 from . import ForeignAgent
 from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
@@ -97,11 +96,7 @@ class _CountingModel(Model):
         self.owner = owner
 
     def _request(self, input: str | list[Any], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self.owner.instructions), *_to_labkit(input)),
-            tools=tuple(_spec(t) for t in self.owner.tools),
-            stream=stream,
-        )
+        return self.owner.request(_to_labkit(input), stream)
 
     # The SDK's Model interface: ``input`` is its second parameter, by position or by name; every
     # other parameter (and any a later release adds) is accepted and not used (issue 19)

@@ -38,7 +38,6 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import Tool
 from pydantic_ai.usage import UsageLimits
 
-from ..loops.agents import _spec
 from ..transports.chat import ChatRequest, Message
 from . import ForeignAgent
 from ._calls import NOT_RUN, SCHEMA, model_id, unwrap
@@ -55,11 +54,7 @@ class Agent(ForeignAgent):
     settings = "UsageLimits(request_limit={max_iterations}); tool calls of one reply: 'sequential' (one after another)"
 
     def _request(self, messages: list[ModelMessage], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self.instructions), *_to_labkit(messages)),
-            tools=tuple(_spec(t) for t in self.tools),
-            stream=stream,
-        )
+        return self.request(_to_labkit(messages), stream)
 
     async def _complete(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         reply = await self.client.complete(self._request(messages, False))
