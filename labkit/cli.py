@@ -59,10 +59,13 @@ from pydantic import ValidationError
 
 from . import __version__
 from .transports.chat import Transport
-from .core.errors import ConfigurationError, ProviderResponseError, UserError
+from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
+
+EXIT_FRAMEWORK = 70
+"""Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
 from .loops.scenarios import SCENARIOS, get_scenario
 
 __all__ = ["main"]
@@ -386,6 +389,9 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
     except ProviderResponseError as exc:
         _error(f"labkit run: {exc}")
         return EXIT_PROTOCOL, f"exit {EXIT_PROTOCOL}"
+    except FrameworkError as exc:  # --runtime only: the framework's loop ended on an error of its own
+        _error(f"labkit run: {exc}")
+        return EXIT_FRAMEWORK, f"exit {EXIT_FRAMEWORK}"
     except UserError as exc:  # e.g. a scenario file's script ran out of steps (ScriptExhausted)
         _error(f"labkit run: {exc}")
         return EXIT_USAGE, f"exit {EXIT_USAGE}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 
 import labkit
+import labkit.adapters
 from labkit import Call, Hang, Reply, RunStatus, StopReason, Tool
 from labkit.adapters import RUNTIMES, available
 
@@ -399,3 +400,58 @@ def test_maf_quiet_halts_filter_drops_only_the_halt_records() -> None:
     assert keep(record("Function %s failed (%s).", "read_ticket", "ValueError"))
     assert keep(record("Function failed. Error: %s", ValueError("RunHalted")))
     assert keep(record("Function name: %s", "RunHalted"))
+
+
+# -- a framework's own error never comes out as a traceback (issue 19) ----------------------------
+
+
+class OwnFrameworkError(Exception):
+    """Stands for an exception a framework raises on its own (none is known to remain)."""
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_a_framework_s_own_error_is_one_named_line(agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = labkit.prepare("complete", agent=agent)  # type: ignore[arg-type]
+
+    async def refuses(prompt: str) -> str:
+        raise OwnFrameworkError("refused by the framework\nwith a second line")
+
+    monkeypatch.setattr(setup.agent, "_run", refuses)
+    with pytest.raises(labkit.adapters.FrameworkError) as caught:
+        labkit.run(setup)
+    assert str(caught.value) == (
+        f"{setup.agent.framework} ended the run with an error of its own: OwnFrameworkError: refused by the framework"
+    )
+    assert isinstance(caught.value.__cause__, OwnFrameworkError)
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_a_transport_error_the_framework_wraps_comes_out_as_itself(agent: str) -> None:
+    # outside the protocol, a transport's error comes out of the run as labkit's own loops let it,
+    # whatever the framework wrapped it in
+    from labkit import Fail, ScriptedTransport
+
+    def run(agent: str) -> BaseException:
+        setup = labkit.prepare("complete", agent=agent, transport=ScriptedTransport([Fail(RuntimeError("bug"))]))  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError) as caught:
+            labkit.run(setup)
+        return caught.value
+
+    assert (type(run(agent)), str(run(agent))) == (type(run("simple")), str(run("simple"))) == (RuntimeError, "bug")
+
+
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_the_console_prints_a_framework_s_own_error_as_one_line(
+    runtime: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labkit.adapters import ForeignAgent
+    from labkit.cli import EXIT_FRAMEWORK, main
+
+    async def refuses(self: ForeignAgent, prompt: str) -> str:
+        raise OwnFrameworkError("no")
+
+    module = labkit.adapters._adapter_module(runtime)
+    monkeypatch.setattr(module.Agent, "_run", refuses)
+    assert main(["run", "complete", "--runtime", runtime]) == EXIT_FRAMEWORK == 70
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"labkit run: {module.Agent.framework} ended the run with an error of its own: OwnFrameworkError: no"]

@@ -42,10 +42,18 @@ from pydantic import BaseModel
 
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
 from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
-from ..core.errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
+from ..core.errors import (
+    DuplicateToolError,
+    FrameworkError,
+    LabkitError,
+    MissingExtraError,
+    RunHalted,
+    ToolArgumentsError,
+    UserError,
+)
 from ..core.scope import ExecutionScope, GuardedTool
 
-__all__ = ["RUNTIMES", "ForeignAgent", "Runtime", "available", "make_agent"]
+__all__ = ["RUNTIMES", "ForeignAgent", "FrameworkError", "Runtime", "available", "make_agent"]
 
 
 class Runtime(BaseModel):
@@ -151,6 +159,7 @@ class ForeignAgent:
         self._reply: Message | None = None
         self._results: dict[str, str] = {}
         self._halt: tuple[str, RunHalted] | None = None
+        self._passed: list[BaseException] = []  # what the transport raised through the framework (not its own)
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
             if tool._scope is not self.scope:
@@ -180,6 +189,8 @@ class ForeignAgent:
         Raises:
             RunHalted, ProviderUnavailable, ScriptExhausted, ...: what the scope or
                 transport raised, even if the framework wrapped it in its own error.
+            FrameworkError: the framework ended its loop on an error of its own
+                (one line naming it; the framework's exception is the cause).
             asyncio.CancelledError: the run was cancelled (deadline or caller).
         """
         transcript.append(Message.system(self.instructions))
@@ -189,11 +200,17 @@ class ForeignAgent:
             return await self._run(prompt)
         except BaseException as exc:
             stopped = exc
-            inner = labkit_cause(exc) if isinstance(exc, Exception) else None
-            if inner is not None and inner is not exc:
+            if not isinstance(exc, Exception):  # cancellation, an interrupt: never wrapped
+                raise
+            inner = labkit_cause(exc) or _cause_in(exc, self._passed)
+            if inner is exc:
+                raise
+            if inner is not None:
                 stopped = inner
                 raise inner from None
-            raise
+            raise FrameworkError(
+                f"{self.framework} ended the run with an error of its own: {type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
         finally:
             self._rebuild(transcript, stopped)
 
@@ -264,6 +281,23 @@ class ForeignAgent:
         self._reply = reply
         return wrap(reply, list(self._tools), self._replies)
 
+    async def call_model(self, request: ChatRequest) -> Message:
+        """One non-streaming model call through the counting client (what it raises is remembered as not the framework's)."""
+        try:
+            return await self.client.complete(request)
+        except Exception as exc:
+            self._passed.append(exc)
+            raise
+
+    async def stream_model(self, request: ChatRequest) -> AsyncIterator[Any]:
+        """One streaming model call through the counting client, chunk by chunk (as :meth:`call_model`)."""
+        try:
+            async for chunk in self.client.stream(request):
+                yield chunk
+        except Exception as exc:
+            self._passed.append(exc)
+            raise
+
     async def stream_pieces(self, request: ChatRequest) -> AsyncIterator[str | list[Any]]:
         """One streamed model call: its text pieces as they come, then its wrapped calls (one list, if any).
 
@@ -274,7 +308,7 @@ class ForeignAgent:
         texts: list[str] = []
         calls: list[Any] = []
         truncated = False
-        async for chunk in self.client.stream(request):
+        async for chunk in self.stream_model(request):
             if chunk.text:
                 texts.append(chunk.text)
                 yield chunk.text
@@ -338,6 +372,34 @@ class ForeignAgent:
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {_safe_str(exc)}"
         return text
+
+
+def _first_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        return "<no message>"
+    return (text.splitlines() or ["<no message>"])[0][:300]
+
+
+def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseException | None:
+    """The exception of ``passed`` (raised by the transport) that ``exc`` is or wraps, if any."""
+    if not passed:
+        return None
+    ids = {id(p) for p in passed}
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if id(current) in ids:
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(linked for linked in (current.__cause__, current.__context__) if linked is not None)
+    return None
 
 
 def labkit_cause(exc: BaseException) -> LabkitError | None:

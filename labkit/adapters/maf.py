@@ -171,7 +171,7 @@ class _CountingChatClient(
         return self._complete(request)
 
     async def _complete(self, request: ChatRequest) -> ChatResponse:
-        reply = await self._owner.client.complete(request)
+        reply = await self._owner.call_model(request)
         contents = _contents(reply.text, self._owner.wrap(reply))
         return ChatResponse(messages=[_MafMessage(role="assistant", contents=contents)])
 

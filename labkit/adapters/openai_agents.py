@@ -101,11 +101,11 @@ class _CountingModel(Model):
     # The SDK's Model interface: ``input`` is its second parameter, by position or by name; every
     # other parameter (and any a later release adds) is accepted and not used (issue 19)
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        reply = await self.owner.client.complete(self._request(_input(args, kwargs), False))
+        reply = await self.owner.call_model(self._request(_input(args, kwargs), False))
         return ModelResponse(output=_output(reply, self.owner.wrap(reply)), usage=Usage(requests=1), response_id=None)
 
     async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        reply = await assemble(self.owner.client.stream(self._request(_input(args, kwargs), True)))
+        reply = await assemble(self.owner.stream_model(self._request(_input(args, kwargs), True)))
         response = Response(
             id="labkit-response", created_at=0, model="labkit-counting-client", object="response",
             output=_output(reply, self.owner.wrap(reply)), tool_choice="auto", tools=[], top_p=None,

@@ -57,7 +57,7 @@ class Agent(ForeignAgent):
         return self.request(_to_labkit(messages), stream)
 
     async def _complete(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        reply = await self.client.complete(self._request(messages, False))
+        reply = await self.call_model(self._request(messages, False))
         parts: list[Any] = [TextPart(reply.text)] if reply.text else []
         parts.extend(ToolCallPart(c.name, c.arguments, tool_call_id=c.id) for c in self.wrap(reply))
         return ModelResponse(parts=parts, model_name="labkit-counting-client")
