@@ -45,7 +45,12 @@ def test_every_loop_gives_labkit_s_outcome_or_a_declared_divergence(steps, limit
     assert not problems, f"script {steps!r} limits {limits!r}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("item", DIVERGENCES, ids=lambda d: f"{d.runtime}-{d.when.value}")
+DECLARED = [pytest.param(d, id=f"{d.runtime}-{d.when.value}") for d in DIVERGENCES] or [
+    pytest.param(None, marks=pytest.mark.skip(reason="no divergence is declared"), id="none")
+]
+
+
+@pytest.mark.parametrize("item", DECLARED)
 def test_each_declared_divergence_shows_on_its_example(item) -> None:
     if item.runtime not in LOOPS:
         pytest.skip(f"{RUNTIMES[item.runtime].distribution} is not installed")
@@ -57,3 +62,22 @@ def test_each_declared_divergence_shows_on_its_example(item) -> None:
         assert differ, f"{item.runtime} no longer diverges on its example: remove the declaration"
         assert differ <= set(item.differs), f"differs in {sorted(differ - set(item.differs))} too"
         assert item.when in kit.features(item.example, item.limits)
+
+
+def test_the_declarations_name_real_runtimes_and_observables() -> None:
+    for item in DIVERGENCES:
+        assert item.runtime in RUNTIMES, item
+        assert item.differs and set(item.differs) <= set(Observable), item
+        assert Observable.RAISED not in item.differs, "no framework exception may escape labkit.run"
+
+
+def test_docs_adapters_md_s_generated_section_is_current() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "scripts/build_divergences.py", "--check"], cwd=root, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout
