@@ -64,12 +64,14 @@ def allowed(requirement: str) -> list[str]:
 def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[bool, str]:
     """Install one release in a fresh venv and run the adapter suite for ``runtime``; (passed, summary line)."""
     where = Path(tempfile.mkdtemp(prefix=f"labkit-matrix-{runtime}-{version}-"))
-    python = where / "bin" / "python"
+    python = where / "venv" / "bin" / "python"
+    source = where / "labkit"  # a copy of the checkout as it is now: later edits do not change this run
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+        shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "my-workbook", "*_cache", "__pycache__", ".hypothesis"))
+        subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True)
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         installed = subprocess.run(
-            [*pip, "-e", str(ROOT), *TOOLS, f"{distribution}=={version}"], capture_output=True, text=True
+            [*pip, str(source), *TOOLS, f"{distribution}=={version}"], capture_output=True, text=True
         )
         if installed.returncode != 0:
             error = [l for l in installed.stderr.splitlines() if l.startswith("ERROR")] or ["pip failed"]
@@ -77,7 +79,7 @@ def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[
         environment = {**os.environ, "LABKIT_PARITY_EXAMPLES": os.environ.get("LABKIT_PARITY_EXAMPLES", "100")}
         result = subprocess.run(
             [str(python), "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider", "-x"],  # the others skip
-            cwd=ROOT, capture_output=True, text=True, env=environment,
+            cwd=source, capture_output=True, text=True, env=environment,
         )
         last = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
         if result.returncode != 0:

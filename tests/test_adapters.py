@@ -455,3 +455,23 @@ def test_the_console_prints_a_framework_s_own_error_as_one_line(
     assert main(["run", "complete", "--runtime", runtime]) == EXIT_FRAMEWORK == 70
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [f"labkit run: {module.Agent.framework} ended the run with an error of its own: OwnFrameworkError: no"]
+
+
+def test_a_maf_release_known_to_ignore_sequential_calls_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    import labkit.adapters as adapters
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(adapters, "available", lambda runtime: True)
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: "1.18.0" if name == "agent-framework-core" else real(name)
+    )
+    with pytest.raises(labkit.MissingExtraError) as caught:
+        labkit.prepare("complete", agent="maf")
+    message = str(caught.value)
+    assert "\n" not in message and "agent-framework-core>=1.19, not 1.18.0" in message
+    assert "concurrently" in message and "pip install 'labkit[maf]'" in message
+    assert [adapters._release(v) for v in ("1.19", "1.18.0rc1", "2.0.0.post1", "1.2b3")] == [
+        (1, 19), (1, 18, 0), (2, 0, 0), (1, 2)
+    ]

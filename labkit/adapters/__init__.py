@@ -35,6 +35,7 @@ import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
+import itertools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
@@ -57,18 +58,35 @@ __all__ = ["RUNTIMES", "ForeignAgent", "FrameworkError", "Runtime", "available",
 
 
 class Runtime(BaseModel):
-    """One supported runtime: its adapter module, the framework's import name, distribution and extra."""
+    """One supported runtime: its adapter module, the framework's import name, distribution and extra.
+
+    Attributes:
+        refused_below: the first release labkit accepts; an older one installed is refused
+            when the adapter is made (``""``: none refused).
+        refused_because: what the older releases do wrong (one clause, for the message).
+    """
 
     name: str
     module: str
     imports: str
     distribution: str
     extra: str
+    refused_below: str = ""
+    refused_because: str = ""
 
 
 RUNTIMES: dict[str, Runtime] = {
     "maf": Runtime(
-        name="maf", module="maf", imports="agent_framework", distribution="agent-framework-core", extra="maf"
+        name="maf",
+        module="maf",
+        imports="agent_framework",
+        distribution="agent-framework-core",
+        extra="maf",
+        refused_below="1.19",
+        refused_because=(
+            "its releases up to 1.18 run the calls of one reply concurrently even with "
+            "allow_concurrent_invocation=False, with no warning"
+        ),
     ),
     "pydantic-ai": Runtime(
         name="pydantic-ai",
@@ -102,7 +120,40 @@ def _adapter_module(runtime: str) -> Any:
             f"runtime {runtime!r} needs {spec.distribution}, which is not installed; "
             f"install the extra: pip install 'labkit[{spec.extra}]'"
         )
+    _check_release(spec)
     return importlib.import_module(f".{spec.module}", __name__)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version text (``"1.18.0rc1"`` -> ``(1, 18, 0)``)."""
+    numbers: list[int] = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if len(digits) < len(part):
+            break
+    return tuple(numbers)
+
+
+def _check_release(spec: Runtime) -> None:
+    """Refuse an installed release older than ``spec.refused_below``, in one line naming the fix.
+
+    Raises:
+        MissingExtraError: that release is installed.
+    """
+    if not spec.refused_below:
+        return
+    try:
+        installed = importlib.metadata.version(spec.distribution)
+    except importlib.metadata.PackageNotFoundError:  # importable but not installed as a distribution: not checked
+        return
+    if _release(installed) < _release(spec.refused_below):
+        raise MissingExtraError(
+            f"runtime {spec.name!r} needs {spec.distribution}>={spec.refused_below}, not {installed}: "
+            f"{spec.refused_because}; upgrade: pip install 'labkit[{spec.extra}]'"
+        )
 
 
 def make_agent(
