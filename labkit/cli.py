@@ -33,7 +33,7 @@ Exit codes:
   request rejected (400); or ``--runtime`` naming a framework that is not
   installed (the line names the extra to install); one line naming what to fix.
 
-``--runtime maf|pydantic-ai|openai-agents`` runs that framework's own loop
+``--runtime maf|pydantic-ai|openai-agents|langgraph`` runs that framework's own loop
 inside the same scope (:mod:`labkit.adapters`) instead of labkit's agents.
 ``SCENARIO`` may be ``path/to/file.py:NAME``, a scenario declared with
 :func:`labkit.scenario` in that file.
@@ -188,7 +188,7 @@ def _parser(output: _Output) -> _Parser:
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
     run.add_argument(
         "--runtime",
-        choices=("maf", "pydantic-ai", "openai-agents"),
+        choices=("maf", "pydantic-ai", "openai-agents", "langgraph"),
         help="run this framework's own loop inside labkit's scope (needs the extra labkit[RUNTIME])",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")

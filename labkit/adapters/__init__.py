@@ -15,7 +15,7 @@ a labkit :class:`~labkit.ExecutionScope`, without patching the framework:
 * a halt raised at a tool body stops the framework's loop and comes out as
   the run's stop status, never as an error message the model reads.
 
-Run one with ``labkit.run(scenario, agent="maf" | "pydantic-ai" | "openai-agents")``
+Run one with ``labkit.run(scenario, agent="maf" | "pydantic-ai" | "openai-agents" | "langgraph")``
 or ``labkit run SCENARIO --runtime ...``. The frameworks are optional extras,
 imported only here and only when an adapter is made:
 
@@ -26,6 +26,8 @@ maf            ``labkit[maf]``                  ``max_iterations``, ``allow_conc
                                                 labkit's observing middleware as function middleware
 pydantic-ai    ``labkit[pydantic-ai]``          ``UsageLimits(request_limit=...)``, ``'sequential'`` execution mode
 openai-agents  ``labkit[openai-agents]``        ``max_turns``, ``max_function_tool_concurrency=1``, tracing off
+langgraph      ``labkit[langgraph]``            ``recursion_limit``, a ``StateGraph`` (model, tools) whose tools
+                                                node runs the calls one after another
 ============== ================================ ===================================
 """
 
@@ -101,6 +103,9 @@ RUNTIMES: dict[str, Runtime] = {
         imports="agents",
         distribution="openai-agents",
         extra="openai-agents",
+    ),
+    "langgraph": Runtime(
+        name="langgraph", module="langgraph", imports="langgraph", distribution="langgraph", extra="langgraph"
     ),
 }
 """The runtimes labkit can put its scope around, by console name."""
