@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test install notebooks bench clean real-server real-model fuzz
+.PHONY: lab update-workbook test install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -57,6 +57,12 @@ fuzz: $(STAMP)
 	@LABKIT_PARITY_EXAMPLES=$(EXAMPLES) $(BIN)/python -m pytest tests/test_parity_generated.py -q -p no:cacheprovider \
 		--hypothesis-seed=$(SEED) --hypothesis-show-statistics \
 		-k every_loop || { echo "fuzz: FAILED with hypothesis seed $(SEED); replay: make fuzz SEED=$(SEED) EXAMPLES=$(EXAMPLES)"; exit 1; }
+
+# The adapter tests (with the generated parity test, 100 scripts) against the oldest and the newest release of each
+# framework that pyproject.toml allows, each in a throwaway venv (a few minutes per release); one line per release.
+# `make adapters-matrix RUNTIME=maf VERSION=1.22.0` tries one release.
+adapters-matrix: $(STAMP)
+	$(BIN)/python scripts/adapters_matrix.py $(RUNTIME) $(VERSION)
 
 # Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
 bench: $(STAMP)

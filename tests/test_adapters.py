@@ -475,3 +475,21 @@ def test_a_maf_release_known_to_ignore_sequential_calls_is_refused_in_one_line(m
     assert [adapters._release(v) for v in ("1.19", "1.18.0rc1", "2.0.0.post1", "1.2b3")] == [
         (1, 19), (1, 18, 0), (2, 0, 0), (1, 2)
     ]
+
+
+@pytest.mark.skipif(not available("openai-agents"), reason="openai-agents is not installed: pip install 'labkit[openai-agents]'")
+def test_the_sdk_model_takes_a_keyword_a_later_release_adds() -> None:
+    """The SDK calls Model.get_response/stream_response with its parameters; one more keyword must not break them."""
+    from labkit.adapters.openai_agents import _CountingModel
+
+    setup = labkit.prepare("complete", agent="openai-agents")
+    model = _CountingModel(setup.agent)
+
+    async def both() -> None:
+        plain = await model.get_response(None, "Please review.", None, [], None, [], None, added_in_a_later_release=1)
+        assert plain.output[0].name == "read_ticket"
+        events = [e async for e in model.stream_response(None, input="Please review.", added_in_a_later_release=1)]
+        assert events[-1].response.output[0].name == "finish_review"
+
+    asyncio.run(both())
+    assert setup.scope.usage.model_calls == 2  # each call counted once
