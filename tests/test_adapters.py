@@ -23,7 +23,7 @@ import labkit.adapters
 from labkit import Call, Hang, Reply, RunStatus, StopReason, Tool
 from labkit.adapters import RUNTIMES, available
 
-FRAMEWORK_MODULES = ("agent_framework", "pydantic_ai", "agents", "openai")
+FRAMEWORK_MODULES = ("agent_framework", "pydantic_ai", "agents", "openai", "langgraph", "langchain_core")
 
 
 def runtime_param(name: str) -> object:
@@ -493,3 +493,13 @@ def test_the_sdk_model_takes_a_keyword_a_later_release_adds() -> None:
 
     asyncio.run(both())
     assert setup.scope.usage.model_calls == 2  # each call counted once
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_the_reserved_tool_name_is_refused_in_one_line(agent: str) -> None:
+    reserved = labkit.scenario(
+        "reserved", tools=[Tool("labkit_not_run", "shelf.write", shelve)], script=["Done."], done=bool, state=Shelf
+    )
+    with pytest.raises(labkit.UserError, match="'labkit_not_run' is reserved by labkit's adapters"):
+        labkit.prepare(reserved, agent=agent)  # type: ignore[arg-type]
+    assert labkit.run(reserved, agent="simple").status is RunStatus.COMPLETED  # labkit's own loops do not mind

@@ -56,6 +56,9 @@ from ..core.errors import (
 )
 from ..core.scope import ExecutionScope, GuardedTool
 
+_NOT_RUN = "labkit_not_run"
+"""The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`; not imported here: the run's path stays light)."""
+
 __all__ = ["RUNTIMES", "ForeignAgent", "FrameworkError", "Runtime", "available", "make_agent"]
 
 
@@ -222,6 +225,8 @@ class ForeignAgent:
                 raise UserError(f"tool {tool.name!r} belongs to another scope; make it with this run's scope")
             if tool.name in self._tools:
                 raise DuplicateToolError(f"two tools are named {tool.name!r}")
+            if tool.name == _NOT_RUN:
+                raise UserError(f"the tool name {_NOT_RUN!r} is reserved by labkit's adapters; rename the tool")
             self._tools[tool.name] = tool
 
     @property

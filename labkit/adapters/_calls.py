@@ -40,7 +40,7 @@ __all__ = [
 FIELD = "labkit_call"
 """The one argument every framework tool takes: ``{"name": ..., "arguments": <the model's text>, ...}``."""
 
-NOT_RUN = "labkit_not_run"
+NOT_RUN = "labkit_not_run"  # also labkit.adapters._NOT_RUN, which refuses a tool of that name
 """The reserved framework tool a call labkit's loop would not run is routed to (it returns the call's result)."""
 
 SCHEMA: dict[str, Any] = {
