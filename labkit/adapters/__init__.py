@@ -14,6 +14,14 @@ a labkit :class:`~labkit.ExecutionScope`, without patching the framework:
   sequential mode, SPEC §3.1 default);
 * a halt raised at a tool body stops the framework's loop and comes out as
   the run's stop status, never as an error message the model reads.
+* every call reaches the framework in an envelope (:mod:`labkit.adapters._calls`):
+  labkit's binding is the only argument check, and an unknown tool, repeated
+  call ids or a cut reply get labkit's own result from one reserved tool;
+* the run's transcript is rebuilt as labkit's loop keeps it, and an error the
+  framework raises on its own comes out as one :class:`FrameworkError` line.
+
+Where a framework's loop still differs from labkit's, the difference is
+declared in :mod:`labkit.adapters.divergences` (none is, today).
 
 Run one with ``labkit.run(scenario, agent="maf" | "pydantic-ai" | "openai-agents" | "langgraph")``
 or ``labkit run SCENARIO --runtime ...``. The frameworks are optional extras,
