@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test test-fast install notebooks bench clean real-server real-model
+.PHONY: lab update-workbook test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -54,6 +54,23 @@ SLOW_TESTS := test_real_server test_browser test_binder test_coldstart test_lear
 	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -q -n auto -m "not slow" $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
+
+# The generated parity test with many more scripts than `make test` runs (2,000 by default, each under every
+# loop, plain and streaming), from a new seed each time; the seed is printed first, and again on a failure.
+# `make fuzz SEED=123 EXAMPLES=500` replays one seed. See tests/test_parity_generated.py.
+EXAMPLES ?= 2000
+SEED ?= $(shell $(PYTHON) -c 'import random; print(random.randrange(2**32))')
+fuzz: $(STAMP)
+	@echo "fuzz: $(EXAMPLES) generated scripts per loop, hypothesis seed $(SEED)"
+	@LABKIT_PARITY_EXAMPLES=$(EXAMPLES) $(BIN)/python -m pytest tests/test_parity_generated.py -q -p no:cacheprovider \
+		--hypothesis-seed=$(SEED) --hypothesis-show-statistics \
+		-k every_loop || { echo "fuzz: FAILED with hypothesis seed $(SEED); replay: make fuzz SEED=$(SEED) EXAMPLES=$(EXAMPLES)"; exit 1; }
+
+# The adapter tests (with the generated parity test, 100 scripts) against the oldest and the newest release of each
+# framework that pyproject.toml allows, each in a throwaway venv (a few minutes per release); one line per release.
+# `make adapters-matrix RUNTIME=maf VERSION=1.22.0` tries one release.
+adapters-matrix: $(STAMP)
+	$(BIN)/python scripts/adapters_matrix.py $(RUNTIME) $(VERSION)
 
 # Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
 bench: $(STAMP)

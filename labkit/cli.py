@@ -33,7 +33,7 @@ Exit codes:
   request rejected (400); or ``--runtime`` naming a framework that is not
   installed (the line names the extra to install); one line naming what to fix.
 
-``--runtime maf|pydantic-ai|openai-agents`` runs that framework's own loop
+``--runtime maf|pydantic-ai|openai-agents|langgraph`` runs that framework's own loop
 inside the same scope (:mod:`labkit.adapters`) instead of labkit's agents.
 ``SCENARIO`` may be ``path/to/file.py:NAME``, a scenario declared with
 :func:`labkit.scenario` in that file.
@@ -59,10 +59,13 @@ from pydantic import ValidationError
 
 from . import __version__
 from .transports.chat import Transport
-from .core.errors import ConfigurationError, ProviderResponseError, UserError
+from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
+
+EXIT_FRAMEWORK = 70
+"""Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
 from .loops.scenarios import SCENARIOS, get_scenario
 
 __all__ = ["main"]
@@ -185,7 +188,7 @@ def _parser(output: _Output) -> _Parser:
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
     run.add_argument(
         "--runtime",
-        choices=("maf", "pydantic-ai", "openai-agents"),
+        choices=("maf", "pydantic-ai", "openai-agents", "langgraph"),
         help="run this framework's own loop inside labkit's scope (needs the extra labkit[RUNTIME])",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -386,6 +389,9 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
     except ProviderResponseError as exc:
         _error(f"labkit run: {exc}")
         return EXIT_PROTOCOL, f"exit {EXIT_PROTOCOL}"
+    except FrameworkError as exc:  # --runtime only: the framework's loop ended on an error of its own
+        _error(f"labkit run: {exc}")
+        return EXIT_FRAMEWORK, f"exit {EXIT_FRAMEWORK}"
     except UserError as exc:  # e.g. a scenario file's script ran out of steps (ScriptExhausted)
         _error(f"labkit run: {exc}")
         return EXIT_USAGE, f"exit {EXIT_USAGE}"

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 import pytest
 
 import labkit
+import labkit.adapters
 from labkit import Call, Hang, Reply, RunStatus, StopReason, Tool
 from labkit.adapters import RUNTIMES, available
 
-FRAMEWORK_MODULES = ("agent_framework", "pydantic_ai", "agents", "openai")
+FRAMEWORK_MODULES = ("agent_framework", "pydantic_ai", "agents", "openai", "langgraph", "langchain_core")
 
 
 def runtime_param(name: str) -> object:
@@ -399,3 +400,106 @@ def test_maf_quiet_halts_filter_drops_only_the_halt_records() -> None:
     assert keep(record("Function %s failed (%s).", "read_ticket", "ValueError"))
     assert keep(record("Function failed. Error: %s", ValueError("RunHalted")))
     assert keep(record("Function name: %s", "RunHalted"))
+
+
+# -- a framework's own error never comes out as a traceback (issue 19) ----------------------------
+
+
+class OwnFrameworkError(Exception):
+    """Stands for an exception a framework raises on its own (none is known to remain)."""
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_a_framework_s_own_error_is_one_named_line(agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    setup = labkit.prepare("complete", agent=agent)  # type: ignore[arg-type]
+
+    async def refuses(prompt: str) -> str:
+        raise OwnFrameworkError("refused by the framework\nwith a second line")
+
+    monkeypatch.setattr(setup.agent, "_run", refuses)
+    with pytest.raises(labkit.adapters.FrameworkError) as caught:
+        labkit.run(setup)
+    assert str(caught.value) == (
+        f"{setup.agent.framework} ended the run with an error of its own: OwnFrameworkError: refused by the framework"
+    )
+    assert isinstance(caught.value.__cause__, OwnFrameworkError)
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_a_transport_error_the_framework_wraps_comes_out_as_itself(agent: str) -> None:
+    # outside the protocol, a transport's error comes out of the run as labkit's own loops let it,
+    # whatever the framework wrapped it in
+    from labkit import Fail, ScriptedTransport
+
+    def run(agent: str) -> BaseException:
+        setup = labkit.prepare("complete", agent=agent, transport=ScriptedTransport([Fail(RuntimeError("bug"))]))  # type: ignore[arg-type]
+        with pytest.raises(RuntimeError) as caught:
+            labkit.run(setup)
+        return caught.value
+
+    assert (type(run(agent)), str(run(agent))) == (type(run("simple")), str(run("simple"))) == (RuntimeError, "bug")
+
+
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_the_console_prints_a_framework_s_own_error_as_one_line(
+    runtime: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labkit.adapters import ForeignAgent
+    from labkit.cli import EXIT_FRAMEWORK, main
+
+    async def refuses(self: ForeignAgent, prompt: str) -> str:
+        raise OwnFrameworkError("no")
+
+    module = labkit.adapters._adapter_module(runtime)
+    monkeypatch.setattr(module.Agent, "_run", refuses)
+    assert main(["run", "complete", "--runtime", runtime]) == EXIT_FRAMEWORK == 70
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"labkit run: {module.Agent.framework} ended the run with an error of its own: OwnFrameworkError: no"]
+
+
+def test_a_maf_release_known_to_ignore_sequential_calls_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    import labkit.adapters as adapters
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(adapters, "available", lambda runtime: True)
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: "1.18.0" if name == "agent-framework-core" else real(name)
+    )
+    with pytest.raises(labkit.MissingExtraError) as caught:
+        labkit.prepare("complete", agent="maf")
+    message = str(caught.value)
+    assert "\n" not in message and "agent-framework-core>=1.19, not 1.18.0" in message
+    assert "concurrently" in message and "pip install 'labkit[maf]'" in message
+    assert [adapters._release(v) for v in ("1.19", "1.18.0rc1", "2.0.0.post1", "1.2b3")] == [
+        (1, 19), (1, 18, 0), (2, 0, 0), (1, 2)
+    ]
+
+
+@pytest.mark.skipif(not available("openai-agents"), reason="openai-agents is not installed: pip install 'labkit[openai-agents]'")
+def test_the_sdk_model_takes_a_keyword_a_later_release_adds() -> None:
+    """The SDK calls Model.get_response/stream_response with its parameters; one more keyword must not break them."""
+    from labkit.adapters.openai_agents import _CountingModel
+
+    setup = labkit.prepare("complete", agent="openai-agents")
+    model = _CountingModel(setup.agent)
+
+    async def both() -> None:
+        plain = await model.get_response(None, "Please review.", None, [], None, [], None, added_in_a_later_release=1)
+        assert plain.output[0].name == "read_ticket"
+        events = [e async for e in model.stream_response(None, input="Please review.", added_in_a_later_release=1)]
+        assert events[-1].response.output[0].name == "finish_review"
+
+    asyncio.run(both())
+    assert setup.scope.usage.model_calls == 2  # each call counted once
+
+
+@pytest.mark.parametrize("agent", ADAPTERS)
+def test_the_reserved_tool_name_is_refused_in_one_line(agent: str) -> None:
+    reserved = labkit.scenario(
+        "reserved", tools=[Tool("labkit_not_run", "shelf.write", shelve)], script=["Done."], done=bool, state=Shelf
+    )
+    with pytest.raises(labkit.UserError, match="'labkit_not_run' is reserved by labkit's adapters"):
+        labkit.prepare(reserved, agent=agent)  # type: ignore[arg-type]
+    assert labkit.run(reserved, agent="simple").status is RunStatus.COMPLETED  # labkit's own loops do not mind

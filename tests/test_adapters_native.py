@@ -12,6 +12,10 @@ The differences are the framework's documented behaviour, measured here:
   it (3 of 4 admitted) and ends by raising ``UsageLimitExceeded``.
 * OpenAI Agents SDK: no tool-call limit at all; ``max_turns`` ends by
   raising ``MaxTurnsExceeded`` after every body of every turn ran.
+* LangGraph (its prebuilt ReAct agent): no model-call or tool-call limit,
+  only ``recursion_limit`` on super-steps; at ``2 * 6 + 1`` it lets 7 model
+  calls and every body of 6 batches run (18 for 4), then raises
+  ``GraphRecursionError``.
 """
 
 from __future__ import annotations
@@ -143,6 +147,49 @@ async def openai_agents_alone(steps: Any, max_turns: int) -> Native:
     return seen
 
 
+async def langgraph_alone(steps: Any, recursion_limit: int) -> Native:
+    import warnings
+
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import StructuredTool
+    from langgraph.errors import GraphRecursionError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain's create_agent
+        from langgraph.prebuilt import create_react_agent
+
+    seen = Native()
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+            return self
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            seen.model_calls += 1
+            calls = [{"name": n, "args": a, "id": i} for n, a, i in steps(seen.model_calls)]
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
+
+    async def read_ticket(input: int) -> str:
+        """Read a ticket."""
+        seen.bodies += 1
+        return "NotFound"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = create_react_agent(Scripted(), [StructuredTool.from_function(coroutine=read_ticket, name="read_ticket")])
+    try:
+        await graph.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": recursion_limit})
+    except GraphRecursionError as exc:
+        seen.ending = f"raised {type(exc).__name__}"
+    return seen
+
+
 # -- labkit on: the same models through the adapters ---------------------------------------
 
 
@@ -204,3 +251,12 @@ def test_openai_agents_alone_has_no_tool_budget_and_raises_at_max_turns() -> Non
     assert alone.model_calls == LIMITS.model_calls and alone.bodies == 3 * LIMITS.model_calls  # 18 bodies
     assert alone.ending == "raised MaxTurnsExceeded"
     labkit_bounds_hold("openai-agents")
+
+
+@needs("langgraph")
+def test_langgraph_alone_has_only_a_recursion_limit_and_raises_at_it() -> None:
+    alone = asyncio.run(langgraph_alone(three_new_ids, recursion_limit=2 * LIMITS.model_calls + 1))
+    # a model step and a tools step per super-step pair: 7 model calls, 6 batches of 3 bodies, then the error
+    assert (alone.model_calls, alone.bodies) == (LIMITS.model_calls + 1, 3 * LIMITS.model_calls)
+    assert alone.bodies > LIMITS.tool_calls and alone.ending == "raised GraphRecursionError"
+    labkit_bounds_hold("langgraph")

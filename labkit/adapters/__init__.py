@@ -14,8 +14,16 @@ a labkit :class:`~labkit.ExecutionScope`, without patching the framework:
   sequential mode, SPEC §3.1 default);
 * a halt raised at a tool body stops the framework's loop and comes out as
   the run's stop status, never as an error message the model reads.
+* every call reaches the framework in an envelope (:mod:`labkit.adapters._calls`):
+  labkit's binding is the only argument check, and an unknown tool, repeated
+  call ids or a cut reply get labkit's own result from one reserved tool;
+* the run's transcript is rebuilt as labkit's loop keeps it, and an error the
+  framework raises on its own comes out as one :class:`FrameworkError` line.
 
-Run one with ``labkit.run(scenario, agent="maf" | "pydantic-ai" | "openai-agents")``
+Where a framework's loop still differs from labkit's, the difference is
+declared in :mod:`labkit.adapters.divergences` (none is, today).
+
+Run one with ``labkit.run(scenario, agent="maf" | "pydantic-ai" | "openai-agents" | "langgraph")``
 or ``labkit run SCENARIO --runtime ...``. The frameworks are optional extras,
 imported only here and only when an adapter is made:
 
@@ -26,6 +34,8 @@ maf            ``labkit[maf]``                  ``max_iterations``, ``allow_conc
                                                 labkit's observing middleware as function middleware
 pydantic-ai    ``labkit[pydantic-ai]``          ``UsageLimits(request_limit=...)``, ``'sequential'`` execution mode
 openai-agents  ``labkit[openai-agents]``        ``max_turns``, ``max_function_tool_concurrency=1``, tracing off
+langgraph      ``labkit[langgraph]``            ``recursion_limit``, a ``StateGraph`` (model, tools) whose tools
+                                                node runs the calls one after another
 ============== ================================ ===================================
 """
 
@@ -35,32 +45,61 @@ import asyncio
 import importlib
 import importlib.metadata
 import importlib.util
-from collections.abc import Sequence
+import itertools
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
-from ..transports.chat import CountingClient, Message, _cancelling
-from ..core.errors import DuplicateToolError, LabkitError, MissingExtraError, RunHalted, ToolArgumentsError, UserError
+from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
+from ..core.errors import (
+    DuplicateToolError,
+    FrameworkError,
+    LabkitError,
+    MissingExtraError,
+    RunHalted,
+    ToolArgumentsError,
+    UserError,
+)
 from ..core.scope import ExecutionScope, GuardedTool
 
-__all__ = ["RUNTIMES", "ForeignAgent", "Runtime", "available", "make_agent"]
+_NOT_RUN = "labkit_not_run"
+"""The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`; not imported here: the run's path stays light)."""
+
+__all__ = ["RUNTIMES", "ForeignAgent", "FrameworkError", "Runtime", "available", "make_agent"]
 
 
 class Runtime(BaseModel):
-    """One supported runtime: its adapter module, the framework's import name, distribution and extra."""
+    """One supported runtime: its adapter module, the framework's import name, distribution and extra.
+
+    Attributes:
+        refused_below: the first release labkit accepts; an older one installed is refused
+            when the adapter is made (``""``: none refused).
+        refused_because: what the older releases do wrong (one clause, for the message).
+    """
 
     name: str
     module: str
     imports: str
     distribution: str
     extra: str
+    refused_below: str = ""
+    refused_because: str = ""
 
 
 RUNTIMES: dict[str, Runtime] = {
     "maf": Runtime(
-        name="maf", module="maf", imports="agent_framework", distribution="agent-framework-core", extra="maf"
+        name="maf",
+        module="maf",
+        imports="agent_framework",
+        distribution="agent-framework-core",
+        extra="maf",
+        refused_below="1.19",
+        refused_because=(
+            "its releases up to 1.18 run the calls of one reply concurrently even with "
+            "allow_concurrent_invocation=False, with no warning"
+        ),
     ),
     "pydantic-ai": Runtime(
         name="pydantic-ai",
@@ -75,6 +114,9 @@ RUNTIMES: dict[str, Runtime] = {
         imports="agents",
         distribution="openai-agents",
         extra="openai-agents",
+    ),
+    "langgraph": Runtime(
+        name="langgraph", module="langgraph", imports="langgraph", distribution="langgraph", extra="langgraph"
     ),
 }
 """The runtimes labkit can put its scope around, by console name."""
@@ -94,7 +136,40 @@ def _adapter_module(runtime: str) -> Any:
             f"runtime {runtime!r} needs {spec.distribution}, which is not installed; "
             f"install the extra: pip install 'labkit[{spec.extra}]'"
         )
+    _check_release(spec)
     return importlib.import_module(f".{spec.module}", __name__)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version text (``"1.18.0rc1"`` -> ``(1, 18, 0)``)."""
+    numbers: list[int] = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if len(digits) < len(part):
+            break
+    return tuple(numbers)
+
+
+def _check_release(spec: Runtime) -> None:
+    """Refuse an installed release older than ``spec.refused_below``, in one line naming the fix.
+
+    Raises:
+        MissingExtraError: that release is installed.
+    """
+    if not spec.refused_below:
+        return
+    try:
+        installed = importlib.metadata.version(spec.distribution)
+    except importlib.metadata.PackageNotFoundError:  # importable but not installed as a distribution: not checked
+        return
+    if _release(installed) < _release(spec.refused_below):
+        raise MissingExtraError(
+            f"runtime {spec.name!r} needs {spec.distribution}>={spec.refused_below}, not {installed}: "
+            f"{spec.refused_because}; upgrade: pip install 'labkit[{spec.extra}]'"
+        )
 
 
 def make_agent(
@@ -144,12 +219,22 @@ class ForeignAgent:
         self.stream = stream
         self.name = name
         self.max_iterations = self.scope.limits.model_calls + 1
+        self._replies = 0  # replies handed to the framework so far (labkit.adapters._calls.framework_id)
+        # what the run's transcript is rebuilt from (as labkit's loop keeps it): the last request
+        # made, the model's reply to it, and the result of each of its calls so far
+        self._sent: ChatRequest | None = None
+        self._reply: Message | None = None
+        self._results: dict[str, str] = {}
+        self._halt: tuple[str, RunHalted] | None = None
+        self._passed: list[BaseException] = []  # what the transport raised through the framework (not its own)
         self._tools: dict[str, GuardedTool] = {}
         for tool in tools:
             if tool._scope is not self.scope:
                 raise UserError(f"tool {tool.name!r} belongs to another scope; make it with this run's scope")
             if tool.name in self._tools:
                 raise DuplicateToolError(f"two tools are named {tool.name!r}")
+            if tool.name == _NOT_RUN:
+                raise UserError(f"the tool name {_NOT_RUN!r} is reserved by labkit's adapters; rename the tool")
             self._tools[tool.name] = tool
 
     @property
@@ -173,22 +258,160 @@ class ForeignAgent:
         Raises:
             RunHalted, ProviderUnavailable, ScriptExhausted, ...: what the scope or
                 transport raised, even if the framework wrapped it in its own error.
+            FrameworkError: the framework ended its loop on an error of its own
+                (one line naming it; the framework's exception is the cause).
             asyncio.CancelledError: the run was cancelled (deadline or caller).
         """
         transcript.append(Message.system(self.instructions))
         transcript.append(Message.user(prompt))
+        stopped: BaseException | None = None
         try:
-            text = await self._run(prompt)
-        except Exception as exc:
-            inner = labkit_cause(exc)
-            if inner is not None and inner is not exc:
+            return await self._run(prompt)
+        except BaseException as exc:
+            stopped = exc
+            if not isinstance(exc, Exception):  # cancellation, an interrupt: never wrapped
+                raise
+            inner = labkit_cause(exc) or _cause_in(exc, self._passed)
+            if inner is exc:
+                raise
+            if inner is not None:
+                stopped = inner
                 raise inner from None
-            raise
-        transcript.append(Message.assistant(text))
-        return text
+            raise FrameworkError(
+                f"{self.framework} ended the run with an error of its own: {type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
+        finally:
+            self._rebuild(transcript, stopped)
+
+    def _rebuild(self, transcript: list[Message], stopped: BaseException | None) -> None:
+        """The run's transcript as labkit's loop keeps it: every message, one result per requested call id.
+
+        Rebuilt from the last request made (it holds the history the framework
+        kept, read back), the model's reply to it and its calls' results; a call
+        left without a result gets the one labkit's loop gives it (``refused:``
+        after a halt, ``cancelled:`` when the run was cancelled).
+        """
+        from ..loops.agents import _cancelled, _refused
+
+        if self._sent is None:  # no model call was made (a model budget of 0)
+            return
+        transcript[:] = self._sent.messages
+        reply = self._reply
+        if reply is None or not reply.tool_calls:
+            if reply is not None:
+                transcript.append(reply)
+            return
+        transcript.append(reply)
+        ids = list(dict.fromkeys(c.id for c in reply.tool_calls))
+        if len(ids) < len(reply.tool_calls) or reply.truncated:  # none ran: each distinct id got its one result
+            transcript.extend(Message.tool_result(i, self._results.get(i, "")) for i in ids)
+            return
+        halt = self._halt
+        after: RunHalted | None = None
+        for call in reply.tool_calls:
+            if call.id in self._results:
+                transcript.append(Message.tool_result(call.id, self._results[call.id]))
+            elif after is not None:
+                transcript.append(_refused(call, after))
+            elif halt is not None and halt[0] == call.id:
+                transcript.append(_refused(call, halt[1]))
+                after = RunHalted(halt[1].reason, f"the run was already stopped: {halt[1].reason.value}")
+            elif isinstance(stopped, RunHalted):  # a halt raised elsewhere (the model budget is not at a call)
+                after = stopped
+                transcript.append(_refused(call, stopped))
+            else:
+                transcript.append(_cancelled(call))
 
     async def _run(self, prompt: str) -> str | None:  # pragma: no cover - each adapter defines it
         raise NotImplementedError
+
+    def request(self, history: Sequence[Message], stream: bool) -> ChatRequest:
+        """The request for one model call: labkit's instructions, the framework's history read back, the tools.
+
+        Args:
+            history: the framework's messages as labkit messages (its own system messages left out).
+            stream: a streaming call.
+        """
+        from ..loops.agents import _spec
+
+        request = ChatRequest(
+            messages=(Message.system(self.instructions), *history),
+            tools=tuple(_spec(t) for t in self.tools),
+            stream=stream,
+        )
+        self._sent, self._reply, self._results, self._halt = request, None, {}, None
+        return request
+
+    def wrap(self, reply: Message) -> list[Any]:
+        """The calls of ``reply`` as the framework is handed them (:func:`labkit.adapters._calls.wrap`)."""
+        from ._calls import wrap
+
+        self._replies += 1
+        self._reply = reply
+        return wrap(reply, list(self._tools), self._replies)
+
+    async def call_model(self, request: ChatRequest) -> Message:
+        """One non-streaming model call through the counting client (what it raises is remembered as not the framework's)."""
+        try:
+            return await self.client.complete(request)
+        except Exception as exc:
+            self._passed.append(exc)
+            raise
+
+    async def stream_model(self, request: ChatRequest) -> AsyncIterator[Any]:
+        """One streaming model call through the counting client, chunk by chunk (as :meth:`call_model`)."""
+        try:
+            async for chunk in self.client.stream(request):
+                yield chunk
+        except Exception as exc:
+            self._passed.append(exc)
+            raise
+
+    async def stream_pieces(self, request: ChatRequest) -> AsyncIterator[str | list[Any]]:
+        """One streamed model call: its text pieces as they come, then its wrapped calls (one list, if any).
+
+        The calls are handed at the end of the reply, once they are all known:
+        whether their ids repeat, or the reply was cut, is a property of the
+        whole reply (labkit's scripted and live transports send them last too).
+        """
+        texts: list[str] = []
+        calls: list[Any] = []
+        truncated = False
+        async for chunk in self.stream_model(request):
+            if chunk.text:
+                texts.append(chunk.text)
+                yield chunk.text
+            calls.extend(chunk.tool_calls)
+            truncated = truncated or chunk.finish_reason == "length"
+        reply = Message.assistant("".join(texts) if texts else None, tuple(calls))
+        wrapped = self.wrap(reply.model_copy(update={"truncated": True}) if truncated else reply)
+        if wrapped:
+            yield wrapped
+
+    async def call_wrapped(self, arguments: Any, *, observe: bool = True) -> str:
+        """Run one call the framework hands back in its envelope: the reserved tool's result, or :meth:`call_tool`.
+
+        Args:
+            arguments: what the framework hands the tool: the envelope as a
+                mapping of its one argument, or as JSON text.
+            observe: as :meth:`call_tool`.
+        """
+        from ._calls import envelope, not_run_result
+
+        body = envelope(arguments)
+        if body is None:  # not handed by labkit (a framework that rewrote the arguments): nothing runs
+            return f"error: the framework handed this call's arguments in an unknown form: {str(arguments)[:200]}"
+        call_id = str(body.get("id", ""))
+        if "result" in body:
+            text = not_run_result(body)
+        else:
+            try:
+                text = await self.call_tool(body["name"], body.get("arguments", ""), observe=observe)
+            except RunHalted as halt:
+                self._halt = (call_id, halt)
+                raise
+        self._results.setdefault(call_id, text)
+        return text
 
     async def call_tool(self, name: str, arguments: Any, *, observe: bool = True) -> str:
         """Run one tool call as labkit's loop does: middleware event, guard, body; the result as text.
@@ -218,6 +441,34 @@ class ForeignAgent:
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {_safe_str(exc)}"
         return text
+
+
+def _first_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        return "<no message>"
+    return (text.splitlines() or ["<no message>"])[0][:300]
+
+
+def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseException | None:
+    """The exception of ``passed`` (raised by the transport) that ``exc`` is or wraps, if any."""
+    if not passed:
+        return None
+    ids = {id(p) for p in passed}
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if id(current) in ids:
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)
+        todo.extend(linked for linked in (current.__cause__, current.__context__) if linked is not None)
+    return None
 
 
 def labkit_cause(exc: BaseException) -> LabkitError | None:

@@ -47,10 +47,10 @@ from agent_framework import Message as _MafMessage
 from agent_framework._tools import FunctionInvocationLayer
 from agent_framework.observability import ChatTelemetryLayer
 
-from ..loops.agents import _spec
-from ..transports.chat import ChatRequest, Message, ToolCall
+from ..transports.chat import ChatRequest, Message
 from ..core.errors import RunHalted
 from . import ForeignAgent
+from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -67,12 +67,14 @@ class Agent(ForeignAgent):
     )
 
     def _tool(self, name: str) -> FunctionTool:
-        guarded = self._tools[name]
+        # The permissive schema: the framework's own argument check always passes, and the model's
+        # text reaches labkit's binding as it was sent (labkit.adapters._calls)
+        description = self._tools[name].description if name in self._tools else "labkit: a call that is not run"
 
         async def invoke(**arguments: Any) -> str:
-            return await self.call_tool(name, arguments, observe=False)  # the middleware observed it
+            return await self.call_wrapped(arguments, observe=False)  # the middleware observed it
 
-        return FunctionTool(name=name, description=guarded.description, func=invoke, input_model=guarded.json_schema())
+        return FunctionTool(name=name, description=description, func=invoke, input_model=SCHEMA)
 
     async def _run(self, prompt: str) -> str | None:
         quiet = _QuietHalts()
@@ -88,12 +90,19 @@ class Agent(ForeignAgent):
             function_invocation_configuration={
                 "max_iterations": self.max_iterations,
                 "allow_concurrent_invocation": False,
+                # the framework's own error counter never decides a run's end: labkit's tools return
+                # every failure as a result, and only a halt (MiddlewareFailure) raises
+                "max_consecutive_errors_per_request": _NO_ERROR_CAP,
+                "terminate_on_unknown_calls": False,
             },
         )
         scope = self.scope
 
         @function_middleware
         async def observe(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+            if context.function.name == NOT_RUN:  # a call labkit's loop would not run: no middleware, no guard
+                await call_next()
+                return
             scope.observe_middleware(context.function.name)  # SPEC §3.5: before the guard
             try:
                 await call_next()
@@ -101,7 +110,7 @@ class Agent(ForeignAgent):
                 raise MiddlewareFailure(f"labkit stopped the run: {halt.reason.value}") from halt
 
         agent = _MafAgent(
-            client, self.instructions, name=self.name, tools=[self._tool(n) for n in self._tools], middleware=[observe]
+            client, self.instructions, name=self.name, tools=[self._tool(n) for n in (*self._tools, NOT_RUN)], middleware=[observe]
         )
         if self.stream:
             stream = agent.run(prompt, stream=True)
@@ -115,6 +124,9 @@ class Agent(ForeignAgent):
         last = response.messages[-1] if response.messages else None
         return (last.text if last is not None and last.role == "assistant" else "") or None
 
+
+_NO_ERROR_CAP = 1_000_000
+"""No cap on the framework's consecutive tool errors (its default, 3, would end a run labkit's loop goes on with)."""
 
 _FRAMEWORK_LOGGER = logging.getLogger("agent_framework")
 """The logger the framework's function tools report a failed invocation on."""
@@ -148,11 +160,7 @@ class _CountingChatClient(
         self._owner = owner
 
     def _request(self, messages: Sequence[_MafMessage], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self._owner.instructions), *_to_labkit(messages)),
-            tools=tuple(_spec(t) for t in self._owner.tools),
-            stream=stream,
-        )
+        return self._owner.request(_to_labkit(messages), stream)
 
     def _inner_get_response(
         self, *, messages: Sequence[_MafMessage], stream: bool, options: Mapping[str, Any], **kwargs: Any
@@ -163,17 +171,17 @@ class _CountingChatClient(
         return self._complete(request)
 
     async def _complete(self, request: ChatRequest) -> ChatResponse:
-        reply = await self._owner.client.complete(request)
-        return ChatResponse(messages=[_MafMessage(role="assistant", contents=_contents(reply.text, reply.tool_calls))])
+        reply = await self._owner.call_model(request)
+        contents = _contents(reply.text, self._owner.wrap(reply))
+        return ChatResponse(messages=[_MafMessage(role="assistant", contents=contents)])
 
     async def _stream(self, request: ChatRequest) -> AsyncIterator[ChatResponseUpdate]:
-        async for chunk in self._owner.client.stream(request):
-            contents = _contents(chunk.text, chunk.tool_calls)
-            if contents:
-                yield ChatResponseUpdate(role="assistant", contents=contents)
+        async for piece in self._owner.stream_pieces(request):
+            contents = _contents(piece, ()) if isinstance(piece, str) else _contents(None, piece)
+            yield ChatResponseUpdate(role="assistant", contents=contents)
 
 
-def _contents(text: str | None, calls: Sequence[ToolCall]) -> list[Content]:
+def _contents(text: str | None, calls: Sequence[Wrapped]) -> list[Content]:
     contents = [Content.from_text(text)] if text else []
     contents.extend(Content.from_function_call(c.id, c.name, arguments=c.arguments) for c in calls)
     return contents
@@ -189,17 +197,14 @@ def _to_labkit(messages: Sequence[_MafMessage]) -> list[Message]:
             out.append(Message.user("".join(texts)))
         elif role == "assistant":
             calls = tuple(
-                ToolCall(
-                    id=c.call_id,
-                    name=c.name,
-                    arguments=c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments or {}),
-                )
+                call
                 for c in message.contents
                 if c.type == "function_call"
+                for call in unwrap(c.call_id, c.name, c.arguments)  # the model's own call, text for text
             )
             out.append(Message.assistant("".join(texts) or None, calls))
         for c in message.contents:
             if c.type == "function_result":
                 result = c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)
-                out.append(Message.tool_result(c.call_id, result))
+                out.append(Message.tool_result(model_id(c.call_id), result))
     return out

@@ -38,9 +38,9 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from ..loops.agents import _spec
-from ..transports.chat import ChatRequest, Message, ToolCall, assemble
+from ..transports.chat import ChatRequest, Message, assemble
 from . import ForeignAgent
+from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -54,15 +54,17 @@ class Agent(ForeignAgent):
     settings = "max_turns={max_iterations}; max_function_tool_concurrency=1 (one after another); tracing off"
 
     def _tool(self, name: str) -> FunctionTool:
-        guarded = self._tools[name]
+        # The permissive schema: labkit's binding is the only argument check, on the model's text as
+        # it was sent (labkit.adapters._calls)
+        description = self._tools[name].description if name in self._tools else "labkit: a call that is not run"
 
         async def invoke(context: Any, arguments: str) -> str:
-            return await self.call_tool(name, arguments or "{}")
+            return await self.call_wrapped(arguments)
 
         return FunctionTool(
             name=name,
-            description=guarded.description,
-            params_json_schema=guarded.json_schema(),
+            description=description,
+            params_json_schema=SCHEMA,
             on_invoke_tool=invoke,
             strict_json_schema=False,
         )
@@ -72,7 +74,7 @@ class Agent(ForeignAgent):
             name=self.name,
             instructions=self.instructions,
             model=_CountingModel(self),
-            tools=[self._tool(name) for name in self._tools],
+            tools=[self._tool(name) for name in (*self._tools, NOT_RUN)],
         )
         config = RunConfig(
             tracing_disabled=True,
@@ -82,9 +84,9 @@ class Agent(ForeignAgent):
             streamed = Runner.run_streamed(agent, prompt, max_turns=self.max_iterations, run_config=config)
             async for _ in streamed.stream_events():
                 pass
-            return streamed.final_output
+            return streamed.final_output or None
         result = await Runner.run(agent, prompt, max_turns=self.max_iterations, run_config=config)
-        return result.final_output
+        return result.final_output or None  # an empty reply: no text, as labkit's loop returns it
 
 
 class _CountingModel(Model):
@@ -94,29 +96,20 @@ class _CountingModel(Model):
         self.owner = owner
 
     def _request(self, input: str | list[Any], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self.owner.instructions), *_to_labkit(input)),
-            tools=tuple(_spec(t) for t in self.owner.tools),
-            stream=stream,
-        )
+        return self.owner.request(_to_labkit(input), stream)
 
-    async def get_response(  # the SDK's Model interface, parameter for parameter
-        self, system_instructions: Any, input: Any, model_settings: Any, tools: Any, output_schema: Any,
-        handoffs: Any, tracing: Any, *, previous_response_id: Any = None, conversation_id: Any = None,
-        prompt: Any = None,
-    ) -> ModelResponse:
-        reply = await self.owner.client.complete(self._request(input, False))
-        return ModelResponse(output=_output(reply), usage=Usage(requests=1), response_id=None)
+    # The SDK's Model interface: ``input`` is its second parameter, by position or by name; every
+    # other parameter (and any a later release adds) is accepted and not used (issue 19)
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        reply = await self.owner.call_model(self._request(_input(args, kwargs), False))
+        return ModelResponse(output=_output(reply, self.owner.wrap(reply)), usage=Usage(requests=1), response_id=None)
 
-    async def stream_response(
-        self, system_instructions: Any, input: Any, model_settings: Any, tools: Any, output_schema: Any,
-        handoffs: Any, tracing: Any, *, previous_response_id: Any = None, conversation_id: Any = None,
-        prompt: Any = None,
-    ) -> AsyncIterator[Any]:
-        reply = await assemble(self.owner.client.stream(self._request(input, True)))
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        reply = await assemble(self.owner.stream_model(self._request(_input(args, kwargs), True)))
         response = Response(
             id="labkit-response", created_at=0, model="labkit-counting-client", object="response",
-            output=_output(reply), tool_choice="auto", tools=[], top_p=None, parallel_tool_calls=False,
+            output=_output(reply, self.owner.wrap(reply)), tool_choice="auto", tools=[], top_p=None,
+            parallel_tool_calls=False,
             status="completed",
         )
         started = response.model_copy(update={"output": [], "status": "in_progress"})
@@ -124,14 +117,23 @@ class _CountingModel(Model):
         yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=1)
 
 
-def _output(reply: Message) -> list[Any]:
+def _input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The ``input`` argument of a ``Model`` method (``system_instructions, input, ...``)."""
+    if "input" in kwargs:
+        return kwargs["input"]
+    if len(args) >= 2:
+        return args[1]
+    raise TypeError("the SDK called the model without its 'input' argument")
+
+
+def _output(reply: Message, calls: list[Wrapped]) -> list[Any]:
     output: list[Any] = []
     if reply.text:
         text = ResponseOutputText(text=reply.text, type="output_text", annotations=[])
         output.append(
             ResponseOutputMessage(id="msg", type="message", role="assistant", status="completed", content=[text])
         )
-    for call in reply.tool_calls:
+    for call in calls:
         output.append(
             ResponseFunctionToolCall(
                 id=f"fc-{call.id}", call_id=call.id, type="function_call", name=call.name, arguments=call.arguments
@@ -152,14 +154,14 @@ def _to_labkit(input: str | list[Any]) -> list[Message]:
     for item in input:
         kind, role = _field(item, "type"), _field(item, "role")
         if kind == "function_call":
-            call = ToolCall(id=_field(item, "call_id"), name=_field(item, "name"), arguments=_field(item, "arguments"))
+            calls = tuple(unwrap(_field(item, "call_id"), _field(item, "name"), _field(item, "arguments")))
             if out and out[-1].role == "assistant":  # the calls of one response follow its text
-                out[-1] = Message.assistant(out[-1].text, (*out[-1].tool_calls, call))
+                out[-1] = Message.assistant(out[-1].text, (*out[-1].tool_calls, *calls))
             else:
-                out.append(Message.assistant(None, (call,)))
+                out.append(Message.assistant(None, calls))
         elif kind == "function_call_output":
             output = _field(item, "output")
-            out.append(Message.tool_result(_field(item, "call_id"), output if isinstance(output, str) else str(output)))
+            out.append(Message.tool_result(model_id(_field(item, "call_id")), output if isinstance(output, str) else str(output)))
         elif role in ("user", "assistant", "system", "developer"):
             content = _field(item, "content")
             if not isinstance(content, str):

@@ -38,9 +38,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.tools import Tool
 from pydantic_ai.usage import UsageLimits
 
-from ..loops.agents import _spec
-from ..transports.chat import ChatRequest, Message, ToolCall
+from ..transports.chat import ChatRequest, Message
 from . import ForeignAgent
+from ._calls import NOT_RUN, SCHEMA, model_id, unwrap
 
 __all__ = ["Agent"]
 
@@ -54,39 +54,41 @@ class Agent(ForeignAgent):
     settings = "UsageLimits(request_limit={max_iterations}); tool calls of one reply: 'sequential' (one after another)"
 
     def _request(self, messages: list[ModelMessage], stream: bool) -> ChatRequest:
-        return ChatRequest(
-            messages=(Message.system(self.instructions), *_to_labkit(messages)),
-            tools=tuple(_spec(t) for t in self.tools),
-            stream=stream,
-        )
+        return self.request(_to_labkit(messages), stream)
 
     async def _complete(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        reply = await self.client.complete(self._request(messages, False))
-        return _to_pydantic(reply)
+        reply = await self.call_model(self._request(messages, False))
+        parts: list[Any] = [TextPart(reply.text)] if reply.text else []
+        parts.extend(ToolCallPart(c.name, c.arguments, tool_call_id=c.id) for c in self.wrap(reply))
+        return ModelResponse(parts=parts, model_name="labkit-counting-client")
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-        index = 0
-        async for chunk in self.client.stream(self._request(messages, True)):
-            if chunk.text:
-                yield chunk.text
-            for call in chunk.tool_calls:
-                yield {index: DeltaToolCall(name=call.name, json_args=call.arguments, tool_call_id=call.id)}
-                index += 1
+        empty = True
+        async for piece in self.stream_pieces(self._request(messages, True)):
+            empty = False
+            if isinstance(piece, str):
+                yield piece
+            else:
+                yield {i: DeltaToolCall(name=c.name, json_args=c.arguments, tool_call_id=c.id) for i, c in enumerate(piece)}
+        if empty:  # an empty reply (no text, no call): a stream function must yield something; "" is no text
+            yield ""
 
     def _tool(self, name: str) -> Tool[Any]:
-        guarded = self._tools[name]
+        # The permissive schema, validation skipped (Tool.from_schema): labkit's binding is the only
+        # argument check, on the model's text as it was sent (labkit.adapters._calls)
+        description = self._tools[name].description if name in self._tools else "labkit: a call that is not run"
 
         async def invoke(**arguments: Any) -> str:
-            return await self.call_tool(name, arguments)
+            return await self.call_wrapped(arguments)
 
-        return Tool.from_schema(invoke, name=name, description=guarded.description, json_schema=guarded.json_schema())
+        return Tool.from_schema(invoke, name=name, description=description, json_schema=SCHEMA)
 
     async def _run(self, prompt: str) -> str | None:
         agent = _PydanticAgent(
             FunctionModel(self._complete, stream_function=self._stream, model_name="labkit-counting-client"),
             instructions=self.instructions,
-            tools=[self._tool(name) for name in self._tools],
-            output_type=str,
+            tools=[self._tool(name) for name in (*self._tools, NOT_RUN)],
+            output_type=str | None,  # an empty reply ends the run with no text, as in labkit's loop (not a retry)
         )
         limits = UsageLimits(request_limit=self.max_iterations)
         with _PydanticAgent.parallel_tool_call_execution_mode("sequential"):
@@ -111,24 +113,20 @@ def _to_labkit(messages: list[ModelMessage]) -> list[Message]:
                 if isinstance(part, UserPromptPart):
                     out.append(Message.user(part.content if isinstance(part.content, str) else str(part.content)))
                 elif isinstance(part, ToolReturnPart):
-                    out.append(Message.tool_result(part.tool_call_id, part.model_response_str()))
+                    out.append(Message.tool_result(model_id(part.tool_call_id), part.model_response_str()))
                 elif isinstance(part, RetryPromptPart):
                     if part.tool_name:
-                        out.append(Message.tool_result(part.tool_call_id, part.model_response()))
+                        out.append(Message.tool_result(model_id(part.tool_call_id), part.model_response()))
                     else:
                         out.append(Message.user(part.model_response()))
         elif isinstance(message, ModelResponse):
             texts = [p.content for p in message.parts if isinstance(p, TextPart)]
             calls = tuple(
-                ToolCall(id=p.tool_call_id, name=p.tool_name, arguments=p.args_as_json_str())
+                call
                 for p in message.parts
                 if isinstance(p, ToolCallPart)
+                for call in unwrap(p.tool_call_id, p.tool_name, p.args)  # the model's own call, text for text
             )
             out.append(Message.assistant("".join(texts) or None, calls))
     return out
 
-
-def _to_pydantic(reply: Message) -> ModelResponse:
-    parts: list[Any] = [TextPart(reply.text)] if reply.text else []
-    parts.extend(ToolCallPart(c.name, c.arguments, tool_call_id=c.id) for c in reply.tool_calls)
-    return ModelResponse(parts=parts, model_name="labkit-counting-client")

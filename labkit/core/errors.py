@@ -20,7 +20,8 @@ a run::
     ├── ToolBodyError             a body's outcome that cannot be handed on as it is
     ├── RunHalted                 the host stopped the run for a named reason (carries it)
     ├── ProviderUnavailable       the model endpoint could not be reached, or cancelled its own request
-    └── ProviderResponseError     the endpoint answered, but not with a usable chat completion
+    ├── ProviderResponseError     the endpoint answered, but not with a usable chat completion
+    └── FrameworkError            a framework's own loop (an adapter's) ended on an error of its own
 
 ``RunHalted`` and ``ProviderUnavailable`` are how a run unwinds; the public
 entry points turn them into a :class:`labkit.RunOutcome`, so a caller of
@@ -39,6 +40,7 @@ __all__ = [
     "CapabilitiesError",
     "ConfigurationError",
     "DuplicateToolError",
+    "FrameworkError",
     "InputError",
     "LabkitError",
     "LimitsError",
@@ -209,4 +211,15 @@ class ProviderResponseError(LabkitError):
     Raised by the live transport for a malformed body, a broken stream or an
     error the server reported mid-stream (SPEC §6 "Live"). It is not a stop
     status: the run raises it, and the console exits 76 with one line.
+    """
+
+
+class FrameworkError(LabkitError):
+    """A framework's own loop, run by an adapter (:mod:`labkit.adapters`), ended on an error of its own.
+
+    Not one of labkit's stops, and not an error a tool body, the transport or
+    labkit raised (those come out as labkit's loops let them): the
+    framework refused something labkit's loop accepts. The message is one line
+    naming the framework and its exception; the exception is the
+    ``__cause__``. The console prints that line and exits 70.
     """

@@ -46,7 +46,7 @@ from ..transports.scripted import ScriptedTransport
 
 __all__ = ["AgentKind", "Origin", "Setup", "arun", "origin_of", "prepare", "run", "run_agent"]
 
-AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents"]
+AgentKind = Literal["simple", "harness", "maf", "pydantic-ai", "openai-agents", "langgraph"]
 """labkit's two agents, or a foreign runtime's own loop inside the same scope (:mod:`labkit.adapters`)."""
 T = TypeVar("T")
 
@@ -259,8 +259,9 @@ def prepare(
     Args:
         scenario: a name from :data:`labkit.SCENARIOS` or a :class:`Scenario`.
         agent: ``"harness"`` (default) or ``"simple"``; or ``"maf"``, ``"pydantic-ai"``,
-            ``"openai-agents"``: that runtime's own loop in the same scope
-            (needs the extra ``labkit[maf]``, ``labkit[pydantic-ai]``, ``labkit[openai-agents]``).
+            ``"openai-agents"``, ``"langgraph"``: that runtime's own loop in the same scope
+            (needs the extra ``labkit[maf]``, ``labkit[pydantic-ai]``, ``labkit[openai-agents]``,
+            ``labkit[langgraph]``).
         limits: replaces the scenario's own limits when given (a
             :class:`Limits` or a mapping of its fields).
         transport: replaces the scenario's scripted transport (e.g. a live one).
@@ -316,7 +317,7 @@ def prepare(
     return setup
 
 
-_RUNTIMES = ("maf", "pydantic-ai", "openai-agents")
+_RUNTIMES = ("maf", "pydantic-ai", "openai-agents", "langgraph")
 
 
 @dataclass(frozen=True)
