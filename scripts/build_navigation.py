@@ -108,7 +108,9 @@ def read_appendix(path: Path) -> Appendix:
     return Appendix(path, match.group(1), match.group(2).strip(), _learn(first))
 
 
-def nav_source(chapters: list[Chapter], index: int, contents_link: str) -> str:
+def nav_source(chapters: list[Chapter], index: int, contents_link: str, appendices: list[Appendix] = ()) -> str:
+    """A chapter's navigation: the previous chapter, the contents, the next chapter (the last
+    chapter's next is the first appendix, when there is one)."""
     parts = []
     if index > 0:
         prev = chapters[index - 1]
@@ -117,6 +119,8 @@ def nav_source(chapters: list[Chapter], index: int, contents_link: str) -> str:
     if index + 1 < len(chapters):
         nxt = chapters[index + 1]
         parts.append(f"[{nxt.label} →]({nxt.path.name})")
+    elif appendices:
+        parts.append(f"[{appendices[0].label} →]({appendices[0].path.name})")
     return MARKER + "\n\n---\n\n" + " · ".join(parts)
 
 
@@ -182,10 +186,10 @@ def build(root: Path, check: bool) -> list[str]:
     folder = root / "notebooks"
     chapters = [read_chapter(p) for p in chapter_paths(folder)]
     stale: list[str] = []
+    appendices = [read_appendix(p) for p in appendix_paths(folder)]
     for index, chapter in enumerate(chapters):
         nb = nbformat.read(chapter.path, as_version=4)
-        sync(chapter.path, with_navigation(nb, nav_source(chapters, index, CONTENTS)), check, stale, root)
-    appendices = [read_appendix(p) for p in appendix_paths(folder)]
+        sync(chapter.path, with_navigation(nb, nav_source(chapters, index, CONTENTS, appendices)), check, stale, root)
     for appendix in appendices:
         nb = nbformat.read(appendix.path, as_version=4)
         sync(appendix.path, with_navigation(nb, appendix_nav_source(chapters, CONTENTS)), check, stale, root)

@@ -263,9 +263,9 @@ def build(root: Path, check: bool) -> list[str]:
         else:
             navigation.sync(path, edition, check, stale, root)
 
-    for index, chapter in enumerate(chapters):
-        write(chapter.path, navigation.nav_source(chapters, index, README))
     appendices = [navigation.read_appendix(p) for p in navigation.appendix_paths(source)]
+    for index, chapter in enumerate(chapters):
+        write(chapter.path, navigation.nav_source(chapters, index, README, appendices))
     for appendix in appendices:
         write(appendix.path, navigation.appendix_nav_source(chapters, README))
     navigation.sync_text(target / README, readme(chapters, appendices), check, stale, root)
