@@ -152,7 +152,7 @@ SCENARIO_TEXT = '''
 import labkit
 from {helper} import GREETING
 
-HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state, text: text)],
+HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state: "hi")],
                         script=[GREETING], done=bool)
 '''
 

@@ -6,6 +6,12 @@
   and builds the pydantic model its raw arguments bind to. Shapes are shared
   by bodies made of the same parts (code, annotations, defaults), and nothing
   here keeps a body, or what it captured, alive.
+* Binding is one path for a JSON text and a mapping passed directly
+  (:func:`_decode_json`, then the same pydantic validation): a JSON number
+  written with a fraction or an exponent is decoded as an exact decimal, so
+  a ``Decimal`` parameter receives every digit the model sent, a ``float``
+  or an untyped (``Any``) one receives a ``float`` as before, and an ``int``
+  one an ``int`` when the number is whole (SPEC §3.2).
 * Binding is strict about booleans at any depth: a number never accepts
   ``true``/``false`` and a ``bool`` accepts only them (SPEC §3.2).
 * A sync body runs on a worker thread (:mod:`labkit.core._workers`: daemon
@@ -25,6 +31,7 @@ import collections.abc
 import functools
 import inspect
 import json
+import sys
 import threading
 import types
 from collections.abc import Awaitable, Callable
@@ -37,7 +44,7 @@ from pydantic_core import to_jsonable_python
 
 from . import _workers
 from .errors import ToolBodyError, ToolDefinitionError
-from .signature import _dumps_str
+from .signature import _dumps_str, canonical
 
 __all__ = ["ABANDON_GRACE_S", "CancelToken"]
 
@@ -112,8 +119,10 @@ def _json_shaped(value: Any, depth: int = 0) -> Any:
 
     ``model_dump(mode="json")`` writes a ``Decimal`` as a string, which would
     make ``1.10`` and ``1.1`` two signatures; here ``int``, ``float`` and
-    ``Decimal`` stay numbers for :func:`~labkit.signature` (SPEC §3.2), and any
-    other value (a date, a UUID, an enum, a set...) takes its JSON form.
+    ``Decimal`` stay numbers for :func:`~labkit.signature` (SPEC §3.2), a set
+    or frozenset becomes a list in the order of its items' canonical texts
+    (so ``{1, 9}`` and ``{9, 1}`` are one value), and any other value (a date,
+    a UUID, an enum...) takes its JSON form.
     """
     if depth > 250:
         raise ValueError("more than 250 levels")
@@ -123,6 +132,8 @@ def _json_shaped(value: Any, depth: int = 0) -> Any:
         return {str(k) if not isinstance(k, str) else k: _json_shaped(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_json_shaped(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):  # no order of its own: one canonical order (SPEC §3.2)
+        return sorted((_json_shaped(v, depth + 1) for v in value), key=canonical)
     return _json_shaped(to_jsonable_python(value), depth + 1)  # its JSON form: text, a list, an object
 
 
@@ -235,13 +246,21 @@ def _code_owner(body: Any, tool: str) -> Any:
             f"tool {tool!r}: a class is not a tool body (calling it would make an instance); "
             "pass a function, or the method of an instance"
         )
+    if isinstance(body, classmethod):
+        raise ToolDefinitionError(
+            f"tool {tool!r}: a classmethod object taken from a class body cannot be called; "
+            "pass it as the class's attribute (Cls.method)"
+        )
     if not callable(body):
         raise ToolDefinitionError(f"tool {tool!r}: the body must be callable, not {type(body).__name__}")
     func = body
-    if isinstance(func, functools.partial):
-        func = func.func
-    if inspect.ismethod(func) or isinstance(func, staticmethod):
-        func = func.__func__
+    while True:  # through every layer: a partial of a bound method of a bound method (Tool binds the state)...
+        if isinstance(func, functools.partial):
+            func = func.func
+        elif inspect.ismethod(func) or isinstance(func, staticmethod):
+            func = func.__func__
+        else:
+            break
     if inspect.isfunction(func):
         return func
     if inspect.isbuiltin(func) or isinstance(func, (types.MethodWrapperType, types.WrapperDescriptorType)):
@@ -293,17 +312,87 @@ def _build_model(body: Any, code_owner: Any, fixed: tuple[str, ...], tool: str) 
     return model, token_param
 
 
-# -- booleans are not numbers, at any depth (SPEC §3.2) ---------------------------------
+# -- JSON arguments: one decoding, numbers kept exact (SPEC §3.2) -----------------------
 
 
-def _reject_bool(value: Any) -> Any:
+class _JsonFraction(Decimal):
+    """A JSON number written with a fraction or an exponent (``0.1``, ``1e3``), decoded exactly.
+
+    It only lives between :func:`_decode_json` and validation: a ``Decimal``
+    parameter takes it as the plain ``Decimal`` of the text the model sent,
+    a ``float`` or untyped one as a ``float`` (what ``json.loads`` gives), an
+    ``int`` one as an ``int`` when it is whole (``42.0``, ``1e3``).
+    """
+
+    __slots__ = ()
+
+
+_DECODER = json.JSONDecoder(parse_float=_JsonFraction)
+
+
+def _decode_json(text: str | bytes | bytearray) -> Any:
+    """A JSON arguments text as Python values, every number exact (SPEC §3.1 step 1, §3.2).
+
+    Integers become ``int`` (of any size up to Python's 4300 digits), numbers
+    with a fraction or an exponent :class:`_JsonFraction`; ``NaN`` and
+    ``Infinity`` (not JSON, but sent by some encoders) become floats, which
+    every parameter then refuses as not finite.
+
+    Raises:
+        ValueError: with a one-line message (invalid JSON, a number out of
+            range, too deep nesting).
+    """
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8")
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"Invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("recursion limit exceeded: the arguments are nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"Invalid JSON: not UTF-8 ({exc.reason})") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise ValueError(f"number out of range: {exc}") from None
+
+
+_FLOAT_MAX = Decimal(sys.float_info.max)
+
+
+def _plain_number(kind: type, value: Any) -> Any:
+    """A number for a parameter of type ``kind``: booleans refused, a JSON fraction converted."""
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
+    if type(value) is not _JsonFraction:
+        return value
+    if issubclass(kind, Decimal):
+        return Decimal(value)  # every digit the model sent
+    if issubclass(kind, int) and abs(value) <= _FLOAT_MAX and value == value.to_integral_value():
+        return int(value)  # 42.0, 1e3 and 1e30 are whole: that int, exactly
+    return float(value)  # a float parameter, or an int one given 42.5 or 1e400 (refused, as a float would be)
+
+
+def _plain_floats(value: Any, depth: int = 0) -> Any:
+    """An untyped value with every JSON fraction as a ``float``, as ``json.loads`` gives it."""
+    if type(value) is _JsonFraction:
+        return float(value)
+    if isinstance(value, (list, dict)):
+        if depth > 250:
+            raise ValueError("arguments nested too deeply (more than 250 levels)")
+        if isinstance(value, list):
+            return [_plain_floats(v, depth + 1) for v in value]
+        return {k: _plain_floats(v, depth + 1) for k, v in value.items()}
     return value
 
 
-_NOT_A_BOOL = BeforeValidator(_reject_bool)
+# -- booleans are not numbers, at any depth (SPEC §3.2) ---------------------------------
+
+
 _ONLY_TRUE_FALSE = Strict()
+_AS_INT = BeforeValidator(functools.partial(_plain_number, int))
+_AS_FLOAT = BeforeValidator(functools.partial(_plain_number, float))
+_AS_DECIMAL = BeforeValidator(functools.partial(_plain_number, Decimal))
+_UNTYPED = BeforeValidator(_plain_floats)
 _CONTAINERS = {
     list, tuple, set, frozenset, dict, collections.deque,
     collections.abc.Sequence, collections.abc.MutableSequence, collections.abc.Set,
@@ -318,22 +407,28 @@ def _no_bool_numbers(annotation: Any) -> Any:
 
     Reaches through ``Optional``/unions, ``Annotated``, ``Literal`` and the
     standard containers (list, tuple, set, dict, the ``collections.abc``
-    ones), at any depth. A nested pydantic model, dataclass or TypedDict
-    validates its own fields by its own rules.
+    ones), at any depth. Each number also takes a JSON fraction as its own
+    type (:func:`_plain_number`), and an untyped place (``Any``, ``object``, a
+    bare ``list`` or ``dict``) takes it as a ``float``. A nested pydantic
+    model, dataclass or TypedDict validates its own fields by its own rules
+    (a ``Decimal`` field there still receives every digit).
     """
     if annotation is bool:
         return Annotated[bool, _ONLY_TRUE_FALSE]
     if isinstance(annotation, type) and issubclass(annotation, (int, float, Decimal)):
-        return Annotated[annotation, _NOT_A_BOOL]
+        number = _AS_DECIMAL if issubclass(annotation, Decimal) else _AS_INT if issubclass(annotation, int) else _AS_FLOAT
+        return Annotated[annotation, number]
+    if annotation is Any or annotation is object:
+        return Annotated[annotation, _UNTYPED]
     origin, args = get_origin(annotation), get_args(annotation)
     if not args:
-        return annotation
+        return Annotated[annotation, _UNTYPED] if annotation in _CONTAINERS else annotation
     if origin is Annotated:
         return Annotated[(_no_bool_numbers(args[0]), *annotation.__metadata__)]
     if origin is Literal:
         numbers = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
         booleans = [a for a in args if isinstance(a, bool)]
-        return Annotated[annotation, _NOT_A_BOOL] if numbers and not booleans else annotation
+        return Annotated[annotation, _AS_FLOAT] if numbers and not booleans else annotation
     if origin in _UNIONS:
         return Union[tuple(_no_bool_numbers(a) for a in args)]  # noqa: UP007  (built from a tuple)
     if origin in _CONTAINERS:

@@ -57,6 +57,7 @@ from .bodies import (
     _awaited,
     _body_shape,
     _describe,
+    _decode_json,
     _json_shaped,
     _not_a_generator,
     _run_in_daemon_thread,
@@ -264,7 +265,7 @@ class ExecutionScope:
                 annotated parameters become the tool's arguments, and a
                 parameter annotated :class:`CancelToken` receives the run's
                 cancellation instead. Accepted shapes: a function (``def`` or
-                ``async def``), a bound method, a ``staticmethod``, a
+                ``async def``), a bound method, a ``classmethod`` or ``staticmethod``, a
                 ``functools.partial`` (its fixed keywords are not arguments),
                 an object with a ``__call__`` method (``def`` or ``async
                 def``). A callable declared sync that returns an awaitable has
@@ -553,6 +554,19 @@ def _capabilities(capabilities: object) -> frozenset[str]:
     return frozenset(names)
 
 
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's kind, for a one-line error."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
 class GuardedTool:
     """A tool made by an :class:`ExecutionScope`; every invocation passes its guard.
 
@@ -608,6 +622,10 @@ class GuardedTool:
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
         """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).
 
+        A JSON text is decoded with every number exact, then validated like a
+        mapping passed directly: one path, so ``{"amount": 0.10000000000000000000001}``
+        reaches a ``Decimal`` parameter with all its digits, and a value passed
+        directly and its JSON give one signature (SPEC §3.2).
         Booleans are never numbers, at any depth, and a ``bool`` accepts only
         ``true``/``false`` (SPEC §3.2).
 
@@ -615,16 +633,21 @@ class GuardedTool:
             ToolArgumentsError: not a JSON object, wrong types, missing or
                 extra fields, non-finite numbers, too deep nesting.
         """
-        try:
-            if isinstance(arguments, (str, bytes, bytearray)):
-                return self.arguments_model.model_validate_json(arguments)
-            if arguments is None:
-                return self.arguments_model.model_validate({})
-            if isinstance(arguments, Mapping):
-                return self.arguments_model.model_validate(arguments)
+        if isinstance(arguments, (str, bytes, bytearray)):  # a JSON text: decoded first, numbers exact
+            try:
+                arguments = _decode_json(arguments)
+            except ValueError as exc:
+                raise ToolArgumentsError(self.name, f"arguments: {exc}") from None
+            if not isinstance(arguments, dict):
+                raise ToolArgumentsError(self.name, f"arguments: Input should be an object, not {_json_kind(arguments)}")
+        elif arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, Mapping):
+            raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
+        try:  # one path for a decoded text and a mapping passed directly (SPEC §3.2)
+            return self.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
-        raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
 
     # -- SPEC §3.1, one step after the other --------------------------------------------
 

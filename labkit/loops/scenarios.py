@@ -19,6 +19,7 @@ from ..transports.chat import ChatRequest
 from ..core.errors import UnknownScenarioError, UserError
 from ..core.limits import Limits
 from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
+from ..core.bodies import _body_shape
 from ..core.scope import ExecutionScope, GuardedTool, _limits
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 
@@ -56,9 +57,17 @@ class Tool:
 
         Tool("add", "math.add", add)
 
+    The body may be any callable a scope accepts (a function, an ``async
+    def``, a bound method, a classmethod or staticmethod taken from its
+    class, a ``functools.partial``, an object with ``__call__``), as long as
+    its first parameter takes the state.
+
     Raises:
         UserError: a name or capability that is not a non-empty str, or a body
-            that is not a function taking the state first.
+            that is not a callable taking the state first.
+        ToolDefinitionError: a body a run could not call (a generator
+            function, an argument without a type annotation...), refused
+            here rather than when a run starts (SPEC §3.1).
     """
 
     name: str
@@ -71,14 +80,20 @@ class Tool:
             value = getattr(self, what)
             if not isinstance(value, str) or not value:
                 raise UserError(f"a tool {what} is a non-empty str, not {value!r}")
-        if not (inspect.isfunction(self.body) or inspect.ismethod(self.body)):
-            raise UserError(f"tool {self.name!r}: the body must be a function (state, ...), not {self.body!r}")
-        params = list(inspect.signature(self.body).parameters.values())[1 if inspect.ismethod(self.body) else 0 :]
+        if inspect.isclass(self.body) or not callable(self.body):
+            raise UserError(
+                f"tool {self.name!r}: the body must be a function (state, ...), not {type(self.body).__name__}"
+            )
+        try:
+            params = list(inspect.signature(self.body).parameters.values())
+        except (TypeError, ValueError):
+            params = []
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
             raise UserError(
                 f"tool {self.name!r}: the body's first parameter receives the host state, "
                 f"e.g. def {self.name}(state, x: int)"
             )
+        _body_shape(MethodType(self.body, SimpleNamespace()), self.name)  # what a run cannot run is refused now
 
     def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:
         """The guarded tool of one run: this body bound to ``state``, made by ``scope``."""
