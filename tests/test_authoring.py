@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -235,3 +238,94 @@ def test_a_name_that_is_not_a_scenario_is_named_with_its_article(tmp_path: Path,
     file.write_text(f"import labkit\n\nX = {value}\n", encoding="utf-8")
     with pytest.raises(labkit.UnknownScenarioError, match=rf"\(X is {named}, not one made with labkit.scenario"):
         labkit.load_scenario(f"{file}:X")
+
+
+# -- every body shape a scope runs is a Tool body too (issue 20) ------------------------------------------
+
+
+class _Shop:
+    def buy(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"method {qty}"
+
+    async def abuy(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"async method {qty}"
+
+    @classmethod
+    def cbuy(cls, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"classmethod {qty}"
+
+    @staticmethod
+    def sbuy(state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"staticmethod {qty}"
+
+    def __call__(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"callable object {qty}"
+
+
+def _buy_in(state: Any, qty: int, unit: str) -> str:
+    state.bought.append(qty)
+    return f"partial {qty}{unit}"
+
+
+def _buy(state: Any, qty: int) -> str:
+    state.bought.append(qty)
+    return f"function {qty}"
+
+
+async def _abuy(state: Any, qty: int) -> str:
+    state.bought.append(qty)
+    return f"async {qty}"
+
+
+TOOL_BODIES = {
+    "function": (_buy, "function 3"),
+    "async function": (_abuy, "async 3"),
+    "bound method": (_Shop().buy, "method 3"),
+    "async bound method": (_Shop().abuy, "async method 3"),
+    "classmethod": (_Shop.cbuy, "classmethod 3"),
+    "staticmethod": (_Shop.sbuy, "staticmethod 3"),
+    "functools.partial": (functools.partial(_buy_in, unit="kg"), "partial 3kg"),
+    "callable object": (_Shop(), "callable object 3"),
+}
+
+
+@pytest.mark.parametrize("kind", list(TOOL_BODIES))
+def test_every_body_shape_runs_as_a_tool(kind: str) -> None:
+    body, expected = TOOL_BODIES[kind]
+    declared = labkit.scenario(
+        "shop",
+        tools=[Tool("buy", "shop.buy", body)],
+        script=[labkit.Call("buy", {"qty": 3}, id="c"), "bought"],
+        state=lambda: SimpleNamespace(bought=[]),
+        done=lambda state: state.bought == [3],
+    )
+    setup = labkit.prepare(declared, agent="simple")
+    outcome = labkit.run(setup)
+    assert outcome.status is labkit.RunStatus.COMPLETED
+    assert [m.text for m in outcome.transcript if m.tool_call_id == "c"] == [expected]
+
+
+def _generator_body(state: Any, qty: int) -> Any:
+    yield qty
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (lambda state, qty: qty, "parameter 'qty' needs a type annotation"),
+        (_generator_body, "generator function"),
+        (_Shop.__dict__["cbuy"], "classmethod object"),
+        (_Shop, "must be a function"),
+        (print, "first parameter receives the host state"),
+    ],
+    ids=["no annotation", "generator", "raw classmethod", "class", "builtin"],
+)
+def test_a_tool_body_a_run_cannot_call_is_refused_when_declared(body: Any, message: str) -> None:
+    with pytest.raises(UserError, match=message) as error:
+        Tool("buy", "shop.buy", body)
+    assert "\n" not in str(error.value)

@@ -28,19 +28,21 @@ from __future__ import annotations
 import asyncio
 import collections
 import collections.abc
+import dataclasses
 import functools
 import inspect
 import json
 import sys
 import threading
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
 from enum import Enum
 from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError, create_model
 from pydantic_core import to_jsonable_python
+from typing_extensions import is_typeddict
 
 from . import _workers
 from .errors import ToolBodyError, ToolDefinitionError
@@ -148,6 +150,7 @@ class _Shape(NamedTuple):
     signature_keys: tuple[tuple[str, str], ...]
     is_async: bool
     doc: str | None
+    nested: tuple[str, ...]  # fields holding a model, dataclass or TypedDict: see _bool_made_number
 
 
 def _body_shape(body: Any, tool: str) -> _Shape:
@@ -236,7 +239,8 @@ def _read_shape(body: Any, code_owner: Any, tool: str) -> _Shape:
     fixed = tuple(body.keywords) if isinstance(body, functools.partial) else ()
     model, token_param = _build_model(body, code_owner, fixed, tool)
     doc = inspect.getdoc(code_owner) if code_owner is not body else inspect.getdoc(body)
-    return _Shape(model, token_param, _signature_keys(model), is_async, doc)
+    nested = tuple(name for name, f in model.model_fields.items() if _holds_nested_type(f.annotation))
+    return _Shape(model, token_param, _signature_keys(model), is_async, doc, nested)
 
 
 def _code_owner(body: Any, tool: str) -> Any:
@@ -402,16 +406,23 @@ _CONTAINERS = {
 _UNIONS = (Union, types.UnionType)
 
 
+def _numbers_only(values: Any) -> bool:
+    """Whether some of ``values`` (a Literal's, an Enum's) are numbers and none is a boolean."""
+    numbers = [v for v in values if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)]
+    return bool(numbers) and not any(isinstance(v, bool) for v in values)
+
+
 def _no_bool_numbers(annotation: Any) -> Any:
     """``annotation`` with every number refusing booleans and every ``bool`` taking only true/false.
 
-    Reaches through ``Optional``/unions, ``Annotated``, ``Literal`` and the
+    Reaches through ``Optional``/unions, ``Annotated``, ``Literal``, enums of numbers and the
     standard containers (list, tuple, set, dict, the ``collections.abc``
     ones), at any depth. Each number also takes a JSON fraction as its own
     type (:func:`_plain_number`), and an untyped place (``Any``, ``object``, a
     bare ``list`` or ``dict``) takes it as a ``float``. A nested pydantic
     model, dataclass or TypedDict validates its own fields by its own rules
-    (a ``Decimal`` field there still receives every digit).
+    (a ``Decimal`` field there still receives every digit); a boolean that
+    became a number there is found after validation by :func:`_bool_made_number`.
     """
     if annotation is bool:
         return Annotated[bool, _ONLY_TRUE_FALSE]
@@ -420,15 +431,15 @@ def _no_bool_numbers(annotation: Any) -> Any:
         return Annotated[annotation, number]
     if annotation is Any or annotation is object:
         return Annotated[annotation, _UNTYPED]
+    if isinstance(annotation, type) and issubclass(annotation, Enum):  # an enum of numbers is looked up by number
+        return Annotated[annotation, _AS_FLOAT] if _numbers_only([m.value for m in annotation]) else annotation
     origin, args = get_origin(annotation), get_args(annotation)
     if not args:
         return Annotated[annotation, _UNTYPED] if annotation in _CONTAINERS else annotation
     if origin is Annotated:
         return Annotated[(_no_bool_numbers(args[0]), *annotation.__metadata__)]
     if origin is Literal:
-        numbers = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
-        booleans = [a for a in args if isinstance(a, bool)]
-        return Annotated[annotation, _AS_FLOAT] if numbers and not booleans else annotation
+        return Annotated[annotation, _AS_FLOAT] if _numbers_only(args) else annotation
     if origin in _UNIONS:
         return Union[tuple(_no_bool_numbers(a) for a in args)]  # noqa: UP007  (built from a tuple)
     if origin in _CONTAINERS:
@@ -438,6 +449,46 @@ def _no_bool_numbers(annotation: Any) -> Any:
         except TypeError:
             return annotation
     return annotation
+
+
+def _holds_nested_type(annotation: Any) -> bool:
+    """Whether a pydantic model, dataclass or TypedDict appears anywhere in ``annotation``."""
+    if isinstance(annotation, type) and (
+        issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation) or is_typeddict(annotation)
+    ):
+        return True
+    return any(_holds_nested_type(a) for a in get_args(annotation) if a is not Ellipsis)
+
+
+def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
+    """Where a boolean the caller sent became a number inside a nested type, or ``None`` (SPEC §3.2).
+
+    A nested model, dataclass or TypedDict validates its fields by its own
+    (lax) rules, in which ``true`` is the int ``1``; :func:`_no_bool_numbers`
+    cannot reach inside it. This walks what was sent beside what was bound,
+    after validation, and finds a boolean that arrived as a number.
+    """
+    if isinstance(raw, bool):
+        value = bound.value if isinstance(bound, Enum) else bound  # an enum member looked up by 1 or 0
+        return where or "arguments" if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) else None
+    if isinstance(bound, BaseModel) and isinstance(raw, Mapping):
+        pairs = [(raw.get(f.alias or n, raw.get(n)), getattr(bound, n), n) for n, f in type(bound).model_fields.items()]
+    elif dataclasses.is_dataclass(bound) and not isinstance(bound, type) and isinstance(raw, Mapping):
+        pairs = [(raw.get(f.name), getattr(bound, f.name), f.name) for f in dataclasses.fields(bound)]
+    elif isinstance(bound, Mapping) and isinstance(raw, Mapping):
+        pairs = [(v, bound[k], str(k)) for k, v in raw.items() if k in bound]
+    elif isinstance(bound, (list, tuple)) and isinstance(raw, (list, tuple)) and len(raw) == len(bound):
+        pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound))]
+    elif isinstance(bound, (set, frozenset)) and isinstance(raw, (list, tuple, set, frozenset)):
+        sent_bool = any(isinstance(r, bool) for r in raw)  # no positions: did a boolean vanish into the numbers?
+        return where or "arguments" if sent_bool and not any(isinstance(b, bool) for b in bound) else None
+    else:
+        return None
+    for r, b, key in pairs:
+        found = _bool_made_number(r, b, f"{where}.{key}" if where else key)
+        if found:
+            return found
+    return None
 
 
 @functools.lru_cache(maxsize=512)

@@ -56,6 +56,7 @@ from .bodies import (
     CancelToken,
     _awaited,
     _body_shape,
+    _bool_made_number,
     _describe,
     _decode_json,
     _json_shaped,
@@ -580,6 +581,7 @@ class GuardedTool:
     __slots__ = (
         "_body",
         "_is_async",
+        "_nested",
         "_scope",
         "_signature_keys",
         "_token_param",
@@ -606,6 +608,7 @@ class GuardedTool:
         self._token_param = shape.token_param
         self._signature_keys = shape.signature_keys
         self._is_async = shape.is_async
+        self._nested = shape.nested
         self.description = description or shape.doc or name
 
     def __repr__(self) -> str:
@@ -645,9 +648,14 @@ class GuardedTool:
         elif not isinstance(arguments, Mapping):
             raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
         try:  # one path for a decoded text and a mapping passed directly (SPEC §3.2)
-            return self.arguments_model.model_validate(arguments)
+            bound = self.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
+        for field in self._nested:  # inside a nested model, dataclass or TypedDict: a boolean is still not a number
+            where = _bool_made_number(arguments.get(field), getattr(bound, field), field)
+            if where:
+                raise ToolArgumentsError(self.name, f"{where}: a boolean is not a number")
+        return bound
 
     # -- SPEC §3.1, one step after the other --------------------------------------------
 

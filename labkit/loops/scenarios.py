@@ -80,6 +80,11 @@ class Tool:
             value = getattr(self, what)
             if not isinstance(value, str) or not value:
                 raise UserError(f"a tool {what} is a non-empty str, not {value!r}")
+        if isinstance(self.body, classmethod):
+            raise UserError(
+                f"tool {self.name!r}: a classmethod object taken from a class body cannot be called; "
+                "pass it as the class's attribute (Cls.method)"
+            )
         if inspect.isclass(self.body) or not callable(self.body):
             raise UserError(
                 f"tool {self.name!r}: the body must be a function (state, ...), not {type(self.body).__name__}"
