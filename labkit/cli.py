@@ -63,7 +63,7 @@ from .core.errors import ConfigurationError, ProviderResponseError, UserError
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
-from .loops.scenarios import SCENARIOS, get_scenario
+from .loops.scenarios import SCENARIOS, Scenario, get_scenario
 
 __all__ = ["main"]
 
@@ -226,7 +226,7 @@ def _transport(args: argparse.Namespace) -> Transport | None:
     return LiveTransport(profile)
 
 
-def _limits(args: argparse.Namespace) -> Limits | None:
+def _limits(args: argparse.Namespace, chosen: Scenario) -> Limits | None:
     changes = {
         name: getattr(args, name)
         for name in ("model_calls", "tool_calls", "repetitions", "deadline_s")
@@ -235,7 +235,7 @@ def _limits(args: argparse.Namespace) -> Limits | None:
     if not changes:
         return None
     try:
-        return get_scenario(args.scenario).limits.with_(**changes)
+        return chosen.limits.with_(**changes)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         flag = "--" + str(error["loc"][0]).replace("_", "-")
@@ -358,10 +358,11 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
             )
         if args.runtime and args.simple:
             raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
-        limits = _limits(args)
+        chosen = get_scenario(args.scenario)  # a scenario file is executed here, once per command
+        limits = _limits(args, chosen)
         transport = _transport(args)
         setup = prepare(
-            args.scenario,
+            chosen,
             agent=args.runtime or ("simple" if args.simple else "harness"),
             limits=limits,
             transport=transport,

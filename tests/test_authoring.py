@@ -77,6 +77,7 @@ def test_the_seed_scenarios_are_declared_with_the_same_api() -> None:
             condition=seed.condition,
             instructions=seed.instructions,
             prompt=seed.prompt,
+            agent_name=seed.agent_name,
         )
         assert redeclared == seed
 
@@ -329,3 +330,84 @@ def test_a_tool_body_a_run_cannot_call_is_refused_when_declared(body: Any, messa
     with pytest.raises(UserError, match=message) as error:
         Tool("buy", "shop.buy", body)
     assert "\n" not in str(error.value)
+
+
+# -- a scenario file loads like a module (issue 20) -----------------------------------------------------
+
+MODULE_LIKE = '''
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import labkit
+
+Path(__file__).with_suffix(".runs").open("a").write("ran\\n")  # one line per execution of this file
+
+
+@dataclass
+class Basket:
+    items: list[Line] = field(default_factory=list)
+
+
+class Line(BaseModel):
+    sku: str
+    qty: int
+
+
+def add(state: Basket, line: Line) -> str:
+    state.items.append(line)
+    return f"{line.qty} x {line.sku}"
+
+
+ROUNDTRIP = pickle.loads(pickle.dumps(Basket([Line(sku="a", qty=1)])))
+
+SHOP = labkit.scenario(
+    "shop",
+    tools=[labkit.Tool("add", "basket.add", add)],
+    script=[labkit.Call("add", {"line": {"sku": "tea", "qty": 2}}), "Added."],
+    state=Basket,
+    done=lambda basket: [l.qty for l in basket.items] == [2],
+    agent_name="ShopAssistant",
+)
+'''
+
+
+def test_a_scenario_file_with_dataclasses_and_string_annotations_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "my-shop.py"
+    file.write_text(MODULE_LIKE)
+    modules = set(sys.modules)
+    assert main(["run", f"{file}:SHOP", "--model-calls", "4", "--tool-calls", "2", "--repetitions", "1", "--simple"]) == 0
+    out = capsys.readouterr().out
+    assert "status: Completed (exit 0)" in out
+    assert out.splitlines()[0].startswith("agent: simple (ShopAssistant, ") and "BoundedReviewer" not in out
+    assert file.with_suffix(".runs").read_text() == "ran\n"  # executed once, whatever the flags
+    assert set(sys.modules) == modules  # its module was there while it ran, and only then
+    loaded = labkit.load_scenario(f"{file}:SHOP")
+    assert loaded.agent_name == "ShopAssistant"
+    assert file.with_suffix(".runs").read_text() == "ran\nran\n"
+
+
+def test_a_scenario_file_does_not_replace_a_module_of_the_same_name(tmp_path: Path) -> None:
+    file = tmp_path / "clash.py"
+    file.write_text(MODULE_LIKE)
+    sentinel = SimpleNamespace()
+    sys.modules["_labkit_scenario_clash"] = sentinel  # type: ignore[assignment]
+    try:
+        labkit.load_scenario(f"{file}:SHOP")
+        assert sys.modules["_labkit_scenario_clash"] is sentinel
+    finally:
+        del sys.modules["_labkit_scenario_clash"]
+
+
+def test_a_learner_scenario_names_its_own_agent_and_a_seed_keeps_the_seeds() -> None:
+    own = labkit.scenario("hello", tools=ONE, script=["hi"], done=bool)
+    assert labkit.prepare(own).agent.name == "hello"
+    assert labkit.prepare("complete").agent.name == "BoundedReviewer"
+    with pytest.raises(UserError, match="agent_name is a non-empty str"):
+        labkit.scenario("hello", tools=ONE, script=["hi"], done=bool, agent_name="")

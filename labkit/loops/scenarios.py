@@ -136,6 +136,7 @@ class Scenario:
         condition: the condition in words, for headers.
         instructions: the system message.
         prompt: the user message.
+        agent_name: the agent's name in headers and spans (the seed's ``BoundedReviewer``).
 
     Raises:
         UserError: a field of the wrong kind (e.g. a script that is not
@@ -153,10 +154,13 @@ class Scenario:
     condition: str = ReviewTask.condition
     instructions: str = INSTRUCTIONS
     prompt: str = PROMPT
+    agent_name: str = "BoundedReviewer"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise UserError(f"a scenario name is a non-empty str, not {self.name!r}")
+        if not isinstance(self.agent_name, str) or not self.agent_name:
+            raise UserError(f"scenario {self.name!r}: agent_name is a non-empty str, not {self.agent_name!r}")
         try:
             ScriptedTransport(self.script)  # checks every step of a list
         except TypeError as exc:
@@ -211,6 +215,7 @@ def scenario(
     condition: str | None = None,
     instructions: str = _GENERIC_INSTRUCTIONS,
     prompt: str = "Please do the task.",
+    agent_name: str | None = None,
 ) -> Scenario:
     """Declare a scenario: the public way, used by the seed scenarios too.
 
@@ -228,6 +233,8 @@ def scenario(
         limits: :class:`~labkit.Limits` or a mapping of its fields; default 6 / 4 / 1 / 120 s.
         summary, condition: one line each, for headers (defaults derived from the name).
         instructions, prompt: the system and user messages (matter for a live model only).
+        agent_name: the agent's name in the console's header and in spans;
+            default: the scenario's name (the seed scenarios' agent is ``BoundedReviewer``).
 
     Returns:
         A frozen :class:`Scenario`; run it with ``labkit.run(it, agent=...)``.
@@ -262,6 +269,7 @@ def scenario(
         condition=condition if condition is not None else f"{getattr(done, '__name__', 'done')}(state) holds",
         instructions=instructions,
         prompt=prompt,
+        agent_name=agent_name if agent_name is not None else name,
     )
 
 
@@ -278,6 +286,7 @@ def _review(name: str, summary: str, script: Script, **options: Any) -> Scenario
         condition=ReviewTask.condition,
         instructions=INSTRUCTIONS,
         prompt=PROMPT,
+        agent_name="BoundedReviewer",
         **options,
     )
 
@@ -363,11 +372,15 @@ def get_scenario(name: str | Scenario) -> Scenario:
 def load_scenario(spec: str) -> Scenario:
     """Load the scenario ``NAME`` from ``path/to/file.py:NAME`` (the console's ``labkit run FILE.py:NAME``).
 
-    The file is executed as a module of its own (not added to ``sys.modules``).
-    While it runs, its folder is first on ``sys.path`` so that it can import
-    its neighbours; afterwards, whether it loaded or failed, exactly that
-    entry is taken out again: an equal entry someone else added stays, and
-    so does any change the file made to ``sys.path`` itself.
+    The file is executed once per call, as a module of its own named
+    ``_labkit_scenario_<stem>``. While it runs, that module is in
+    ``sys.modules`` (as during an import, so ``@dataclass``, ``from __future__
+    import annotations``, pydantic models and pickling find it) and its
+    folder is first on ``sys.path`` so that it can import its neighbours;
+    afterwards, whether it loaded or failed, both are taken out again (a
+    module of that name present before is put back): an equal ``sys.path``
+    entry someone else added stays, and so does any change the file made to
+    ``sys.path`` itself.
 
     Raises:
         UserError: ``spec`` is not a str, no ``:NAME`` part, the file does not exist (or is a
@@ -384,12 +397,15 @@ def load_scenario(spec: str) -> Scenario:
     path = Path(path_text)
     if not path.is_file():
         raise UserError(f"scenario file {path_text!r} {'is not a file' if path.exists() else 'does not exist'}")
-    module_spec = importlib.util.spec_from_file_location(f"_labkit_scenario_{path.stem}", path)
+    module_name = "_labkit_scenario_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
     if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
         raise UserError(f"cannot load scenario file {path_text!r}")
     module = importlib.util.module_from_spec(module_spec)
     folder = str(path.resolve().parent)  # this very str object marks the entry added here
     sys.path.insert(0, folder)  # the file may import its neighbours while it runs
+    before = sys.modules.get(module_name, _MISSING)
+    sys.modules[module_name] = module  # as an import does: dataclasses, string annotations and pickle look it up
     try:
         module_spec.loader.exec_module(module)
     except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
@@ -401,6 +417,11 @@ def load_scenario(spec: str) -> Scenario:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:
         _remove_entry(sys.path, folder)
+        if sys.modules.get(module_name) is module:
+            if before is _MISSING:
+                del sys.modules[module_name]
+            else:
+                sys.modules[module_name] = before
     found = getattr(module, attribute, _MISSING)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]
