@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .core.errors import ConfigurationError, MissingExtraError
 
@@ -152,11 +153,23 @@ def _postgres_connect(url: str) -> Any:
         raise ConfigurationError(f"cannot connect to the PostgreSQL store: {first}") from None
 
 
+def _postgres_ready(db: Any) -> bool:
+    """Whether the tables and their rules exist (the last statement of the schema made the last trigger)."""
+    query = "SELECT count(*) FROM pg_trigger WHERE tgname IN ('operation_rules', 'effects_are_append_only')"
+    return db.execute(query).fetchone()[0] == 2
+
+
 def _postgres_schema(db: Any) -> None:
+    # Replacing a trigger locks its table against writers: a host starting while others settle
+    # would deadlock with them. So the schema is made once, by the first host, under an advisory
+    # lock, and every later host only looks.
+    if _postgres_ready(db):
+        return
     db.execute("BEGIN")
     try:
         db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        db.execute(_POSTGRES_SCHEMA)
+        if not _postgres_ready(db):
+            db.execute(_POSTGRES_SCHEMA)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -261,6 +261,18 @@ class DecisionStore:
         with self._lock:
             self._dialect.create_schema(self._db)
 
+    @property
+    def connection(self) -> Any:
+        """The store's own connection (``sqlite3`` or psycopg), for a policy or an effect that writes in its transaction.
+
+        A policy runs inside the decision's transaction and an effect inside
+        the apply transaction: what they write through this connection is
+        committed with that step, or rolled back with it (an audit row of
+        the consultation, for instance). Placeholders: ``?`` on SQLite, ``%s``
+        on PostgreSQL.
+        """
+        return self._db
+
     # -- plumbing -----------------------------------------------------------------------
 
     def _sql(self, text: str, params: tuple[Any, ...] = ()) -> Any:
