@@ -335,8 +335,8 @@ class DecisionStore:
             stored = self._require(op_id)
         if (stored.tool, stored.signature) != (tool, sign):
             raise ProposalConflict(
-                f"operation {op_id!r} already proposes {stored.tool}({stored.proposal}); "
-                f"a proposal is immutable, so {tool}({text}) needs a new operation id"
+                f"operation {op_id!r} already proposes {stored.tool}({stored.signature}); "
+                f"a proposal is immutable, so {tool}({sign}) needs a new operation id"
             )
         return stored, inserted
 
