@@ -68,6 +68,7 @@ __all__ = [
     "durable_comment_tool",
     "naive_comment_tool",
     "operation_id",
+    "settle_together",
 ]
 
 
@@ -493,6 +494,47 @@ class _Transaction:
                 store._db.execute(f"RELEASE SAVEPOINT labkit_{store._depth}")
         finally:
             store._lock.release()
+
+
+def settle_together(where: str | PathLike[str], op_id: str, tool: str, arguments: Mapping[str, Any],
+                    decide: Decide, effect: Effect | None = None, *, hosts: int = 2) -> list[Settlement]:
+    """Settle one operation from ``hosts`` hosts at once, each with its own connection (chapter 9's race).
+
+    Each host is a thread that opens its own :class:`DecisionStore` on
+    ``where`` (as a second machine would), waits for the others at a barrier,
+    then calls :meth:`DecisionStore.settle`. The store's guarantee: the
+    policy is consulted once, one host writes the effect, the others adopt
+    the decision and report that they wrote nothing.
+
+    Returns:
+        One :class:`Settlement` per host, in host order.
+
+    Raises:
+        Exception: the first exception a host raised (after every host ended).
+    """
+    if type(hosts) is not int or hosts < 1:
+        raise UserError(f"hosts is an int >= 1, not {hosts!r}")
+    DecisionStore(where).close()  # the schema exists before the hosts race
+    barrier = threading.Barrier(hosts)
+    results: list[Any] = [None] * hosts
+
+    def host(number: int) -> None:
+        try:
+            with DecisionStore(where) as own:
+                barrier.wait()
+                results[number] = own.settle(op_id, tool, arguments, decide, effect)
+        except BaseException as exc:  # handed to the caller below, never lost in a thread
+            results[number] = exc
+
+    threads = [threading.Thread(target=host, args=(n,)) for n in range(hosts)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
 
 
 # -- the chapter 9 fixture: posting a comment on ticket 42 -------------------------------

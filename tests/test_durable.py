@@ -35,6 +35,7 @@ from labkit.durable import (
     durable_comment_tool,
     naive_comment_tool,
     operation_id,
+    settle_together,
 )
 
 WORKER = Path(__file__).with_name("durable_worker.py")
@@ -467,3 +468,13 @@ def test_racing_hosts_killed_at_random_points_apply_each_operation_once(where):
     for column in (2, 3):
         said = [r[1] for r in reports if r[column] == "1"]
         assert len(said) == len(set(said))
+
+
+def test_settle_together_is_chapter_nines_race(where):
+    asked = []
+    settled = settle_together(where, "op-1", "post_comment", ARGS, lambda t, a: (asked.append(a) or True, "ok"), hosts=3)
+    assert asked == [ARGS]
+    assert sorted((s.decided_now, s.applied_now) for s in settled) == [(False, False), (False, False), (True, True)]
+    assert {s.state for s in settled} == {OperationState.APPLIED}
+    with pytest.raises(ZeroDivisionError):
+        settle_together(where, "op-2", "post_comment", ARGS, lambda t, a: 1 / 0)
