@@ -87,7 +87,8 @@ BEGIN
     IF OLD.state = 'applied' THEN
         RAISE EXCEPTION 'an applied operation is final';
     END IF;
-    IF (NEW.op_id, NEW.tool, NEW.proposal, NEW.signature) IS DISTINCT FROM (OLD.op_id, OLD.tool, OLD.proposal, OLD.signature) THEN
+    IF (NEW.op_id, NEW.tool, NEW.proposal, NEW.signature)
+       IS DISTINCT FROM (OLD.op_id, OLD.tool, OLD.proposal, OLD.signature) THEN
         RAISE EXCEPTION 'a stored proposal is immutable';
     END IF;
     IF NOT ((OLD.state = 'proposed' AND NEW.state IN ('approved', 'rejected'))

@@ -173,7 +173,7 @@ class Operation:
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """What one call of :meth:`DecisionStore.settle` (or :meth:`~DecisionStore.apply`) did, and where it left the operation.
+    """What one call of :meth:`DecisionStore.settle` (or ``apply``) did, and where it left the operation.
 
     Attributes:
         operation: the operation as stored after this call.
@@ -264,7 +264,7 @@ class DecisionStore:
 
     @property
     def connection(self) -> Any:
-        """The store's own connection (``sqlite3`` or psycopg), for a policy or an effect that writes in its transaction.
+        """The store's own connection (``sqlite3`` or psycopg), for a policy or effect writing in its transaction.
 
         A policy runs inside the decision's transaction and an effect inside
         the apply transaction: what they write through this connection is

@@ -427,8 +427,9 @@ def _no_bool_numbers(annotation: Any) -> Any:
     if annotation is bool:
         return Annotated[bool, _ONLY_TRUE_FALSE]
     if isinstance(annotation, type) and issubclass(annotation, (int, float, Decimal)):
-        number = _AS_DECIMAL if issubclass(annotation, Decimal) else _AS_INT if issubclass(annotation, int) else _AS_FLOAT
-        return Annotated[annotation, number]
+        if issubclass(annotation, Decimal):
+            return Annotated[annotation, _AS_DECIMAL]
+        return Annotated[annotation, _AS_INT if issubclass(annotation, int) else _AS_FLOAT]
     if annotation is Any or annotation is object:
         return Annotated[annotation, _UNTYPED]
     if isinstance(annotation, type) and issubclass(annotation, Enum):  # an enum of numbers is looked up by number
@@ -470,7 +471,8 @@ def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
     """
     if isinstance(raw, bool):
         value = bound.value if isinstance(bound, Enum) else bound  # an enum member looked up by 1 or 0
-        return where or "arguments" if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) else None
+        is_number = isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+        return (where or "arguments") if is_number else None
     if isinstance(bound, BaseModel) and isinstance(raw, Mapping):
         pairs = [(raw.get(f.alias or n, raw.get(n)), getattr(bound, n), n) for n, f in type(bound).model_fields.items()]
     elif dataclasses.is_dataclass(bound) and not isinstance(bound, type) and isinstance(raw, Mapping):
@@ -481,7 +483,7 @@ def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
         pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound))]
     elif isinstance(bound, (set, frozenset)) and isinstance(raw, (list, tuple, set, frozenset)):
         sent_bool = any(isinstance(r, bool) for r in raw)  # no positions: did a boolean vanish into the numbers?
-        return where or "arguments" if sent_bool and not any(isinstance(b, bool) for b in bound) else None
+        return (where or "arguments") if sent_bool and not any(isinstance(b, bool) for b in bound) else None
     else:
         return None
     for r, b, key in pairs:

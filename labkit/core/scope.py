@@ -642,7 +642,8 @@ class GuardedTool:
             except ValueError as exc:
                 raise ToolArgumentsError(self.name, f"arguments: {exc}") from None
             if not isinstance(arguments, dict):
-                raise ToolArgumentsError(self.name, f"arguments: Input should be an object, not {_json_kind(arguments)}")
+                kind = _json_kind(arguments)
+                raise ToolArgumentsError(self.name, f"arguments: Input should be an object, not {kind}")
         elif arguments is None:
             arguments = {}
         elif not isinstance(arguments, Mapping):

@@ -445,7 +445,8 @@ def _server_message(exc: BaseException) -> str:
 
 _HINTS_400 = (
     (
-        re.compile(r"model.*(not found|does not exist|unknown|invalid|no such|not available)|(unknown|invalid) model", re.I),
+        re.compile(r"model.*(not found|does not exist|unknown|invalid|no such|not available)|(unknown|invalid) model",
+                   re.I),
         "the server does not know model {model!r}: choose one it serves with --model or ${env_model}",
     ),
     (
@@ -491,9 +492,8 @@ def _what_to_fix(status: int | None, profile: LiveProfile, url: str, said: str) 
             f"model {profile.model!r} was not found at {url} (404: {said}); pull it (e.g. `ollama pull "
             f"{profile.model}`), choose another with --model / ${ENV_MODEL}, or check the base URL ends in /v1"
         )
-    return f"the server at {url} rejected the request for model {profile.model!r} (HTTP {status}: {said}); " + _hint_400(
-        said, profile
-    )
+    rejected = f"the server at {url} rejected the request for model {profile.model!r} (HTTP {status}: {said})"
+    return f"{rejected}; {_hint_400(said, profile)}"
 
 
 # -- the transport ---------------------------------------------------------------------
