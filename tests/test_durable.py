@@ -474,7 +474,10 @@ def test_settle_together_is_chapter_nines_race(where):
     asked = []
     settled = settle_together(where, "op-1", "post_comment", ARGS, lambda t, a: (asked.append(a) or True, "ok"), hosts=3)
     assert asked == [ARGS]
-    assert sorted((s.decided_now, s.applied_now) for s in settled) == [(False, False), (False, False), (True, True)]
+    # one host recorded the decision and one wrote the effect (not always the same one: the
+    # decider may lose the apply step's lock to another host, which then writes it, truthfully)
+    assert [s.decided_now for s in settled].count(True) == 1 and [s.applied_now for s in settled].count(True) == 1
+    assert [s.proposed_now for s in settled].count(True) == 1
     assert {s.state for s in settled} == {OperationState.APPLIED}
     with pytest.raises(ZeroDivisionError):
         settle_together(where, "op-2", "post_comment", ARGS, lambda t, a: 1 / 0)
