@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test install notebooks bench clean real-server real-model
+.PHONY: lab update-workbook test test-fast install notebooks bench clean real-server real-model
 
 install: $(STAMP)
 
@@ -46,6 +46,14 @@ update-workbook:
 test: $(STAMP)
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
 	$(BIN)/python -m pytest workbook $(NBVAL_LAX)
+
+# The unit, scenario and console tests, in parallel, without the notebooks, the browser, the real
+# servers, fresh installs or the long generated searches: what to run before every commit. `make test`
+# runs these too, and everything else.
+SLOW_TESTS := test_real_server test_browser test_binder test_coldstart test_learner_copy test_workbook_generated \
+	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -q -n auto $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
 
 # Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
 bench: $(STAMP)

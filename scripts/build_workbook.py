@@ -38,6 +38,7 @@ a file) and says so: no run of this script erases a learner's work.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -71,11 +72,20 @@ def scaffold(source: str) -> str:
     for node in reversed(tree.body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-            lines[start : end + 1] = [f"{node.targets[0].id} = ...  # your guess"]
+            lines[start : end + 1] = [f"{node.targets[0].id} = {_blank(node.value)}  # your guess"]
             replaced = True
     if not replaced:
         raise SystemExit("a solution cell must assign the guesses, e.g. my_status = \"RepeatedCall\"")
     return "\n".join(lines)
+
+
+def _blank(value: ast.expr) -> str:
+    """``...`` for one guess; ``{"label": ..., ...}`` for one guess per label, so the learner sees the labels."""
+    if isinstance(value, ast.Dict) and value.keys and all(
+        isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys
+    ):
+        return "{" + ", ".join(f"{k.value!r}: ..." for k in value.keys).replace("'", '"') + "}"  # type: ignore[union-attr]
+    return "..."
 
 
 def skeleton_of(cell: nbformat.NotebookNode) -> str:
@@ -195,6 +205,8 @@ def readme(chapters: list[navigation.Chapter], appendices: list[navigation.Appen
 
 
 SCAFFOLD_LINE = "= ...  # your guess"
+# An untouched scaffold line: `name = ...` or, for one guess per label, `name = {"a": ..., "b": ...}`.
+UNTOUCHED = re.compile(r'\w+ = (\.\.\.|\{"[^"]*": \.\.\.(, "[^"]*": \.\.\.)*\})  # your guess')
 LEARNER_COPY = "my-workbook"
 
 
@@ -206,7 +218,7 @@ def holds_saved_work(nb: nbformat.NotebookNode) -> bool:
         if cell.get("outputs") or cell.get("execution_count") is not None:
             return True
         if "guess" in cell.metadata.get("tags", []) and any(
-            not line.endswith(SCAFFOLD_LINE) for line in cell.source.splitlines() if line.strip()
+            not UNTOUCHED.fullmatch(line) for line in cell.source.splitlines() if line.strip()
         ):
             return True
     return False

@@ -10,6 +10,7 @@ import functools
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -143,3 +144,13 @@ def make_lab_command(*make_args: str, env: dict[str, str] | None = None) -> list
                             env=make_env() if env is None else env, capture_output=True, text=True, check=True).stdout
     (line,) = [line for line in listed.splitlines() if "scripts/lab.py" in line]  # any install lines come first
     return shlex.split(line)
+
+
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` for a child the test sends Ctrl+C (SIGINT): restore SIGINT's default first.
+
+    A shell that starts the tests in the background (``make test &``) starts them with SIGINT
+    ignored, every child inherits that, and a Python started so never raises KeyboardInterrupt:
+    the test would wait for an interrupt that cannot arrive.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from reliability_kit import CAP, build, ev, go, results, tool_round
 
+from support import sigint_as_in_a_terminal
 from labkit import (
     Call,
     CancelToken,
@@ -519,7 +520,9 @@ def test_the_run_cancelled_during_a_body_is_still_the_caller() -> None:
 
 def _spawn(args: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=sigint_as_in_a_terminal
+    )
 
 
 def _read_until(proc: subprocess.Popen[str], marker: str) -> list[str]:

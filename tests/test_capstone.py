@@ -189,3 +189,21 @@ def test_the_polite_model_fills_six_squares_by_a_grant_or_a_limit_alone():
         "DeadlineExceeded",
     ]
     assert "not yet, both agents: PermissionDenied" in result["Incomplete"].line
+
+
+def test_a_printed_bingo_is_folded_with_the_hint_on_its_own_lines():
+    board = right_board()
+    board["Completed"] = ScriptedModel([Call("read_ticket", {"input": 42}), "Review finished."])
+    board["ToolBudget"] = ...
+    result = check_bingo(board)
+    printed = str(result).splitlines()
+    assert all(len(line) <= 110 for line in printed), max(printed, key=len)
+    wrong = result["Completed"]
+    folded = wrong.text.splitlines()
+    assert folded[0].startswith("Completed           not yet, both agents: Incomplete")
+    hint_at = next(i for i, line in enumerate(folded) if line.lstrip().startswith("Hint: "))
+    assert hint_at >= 1 and all(line.startswith(" " * 20) for line in folded[1:])
+    # folding only moves spaces: the printed words are the one line's words, in order
+    assert " ".join(wrong.text.split()) == " ".join(wrong.line.split())
+    assert " ".join(result["ToolBudget"].text.split()) == " ".join(result["ToolBudget"].line.split())
+    assert result["Incomplete"].text == result["Incomplete"].line  # a right square fits on one line

@@ -102,7 +102,7 @@ def test_timeline_lanes_of_the_stops(outcomes) -> None:
 
 
 def test_a_counter_at_its_limit_is_not_a_stop() -> None:
-    outcome = labkit.mystery("C").run()  # every budget exactly big enough
+    outcome = labkit.run("complete", limits=Limits(model_calls=3, tool_calls=2))  # every budget exactly big enough
     assert outcome.status is RunStatus.COMPLETED
     rows = {r.name: r for r in counters_data(outcome)}
     assert rows["model calls"].used == rows["model calls"].limit == 3

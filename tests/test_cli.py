@@ -17,7 +17,7 @@ import labkit
 from labkit import EXIT_CANCELLED, EXIT_OUTPUT, EXIT_USAGE, SCENARIOS, Limits, prepare
 from labkit.cli import main
 
-from support import SPEC_TABLE
+from support import SPEC_TABLE, sigint_as_in_a_terminal
 
 AGENTS = {"harness": [], "simple": ["--simple"]}
 LABKIT = str(Path(sys.executable).with_name("labkit"))  # the installed command (its real entry point)
@@ -545,6 +545,7 @@ def test_ctrl_c_during_start_up_exits_130_quietly(held: str, command: list[str])
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert proc.stdout is not None
@@ -581,7 +582,11 @@ sys.exit(main(["run", "complete"]))
 def test_ctrl_c_while_the_event_loop_is_built_exits_130_quietly(tmp_path: Path) -> None:
     marker = tmp_path / "go"
     proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_LOOP, str(marker)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLD_LOOP, str(marker)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert proc.stdout is not None

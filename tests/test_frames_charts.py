@@ -164,3 +164,18 @@ def test_check_rejects_an_unknown_status(repeat) -> None:
         check(repeat, status="Stopped", tool_calls=1)
     assert "Stopped" in str(info.value)
     assert all(status.value in str(info.value) for status in RunStatus)
+
+def test_compact_events_are_one_column_per_run_with_blanks_after_a_shorter_run():
+    runs = {"complete": labkit.run("complete"), "repeat": labkit.run("repeat"), "incomplete": labkit.run("incomplete")}
+    table = events_frame(runs, compact=True)
+    assert list(table.columns) == list(runs) and table.index.name == "step" and len(table) == 7
+    for label, outcome in runs.items():
+        written = [f"{e.kind} {e.name} {e.count}" for e in outcome.events]
+        assert table[label].tolist() == written + [""] * (7 - len(written))
+    assert not table.isna().any().any()
+
+
+def test_compact_events_of_one_run_or_of_a_scope_are_one_column():
+    outcome = labkit.run("forbidden")
+    assert events_frame(outcome, compact=True)["event"].tolist() == [f"{e.kind} {e.name} {e.count}" for e in outcome.events]
+    assert events_frame(outcome.events, compact=True).equals(events_frame(outcome, compact=True))

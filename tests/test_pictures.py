@@ -62,7 +62,7 @@ def runs() -> dict[tuple[str, str], labkit.RunOutcome]:
     for name, (script, limits) in FAILING.items():
         for agent in AGENTS:
             found[name, agent] = labkit.run("complete", agent=agent, limits=limits, transport=ScriptedTransport(script))
-    for key in ("D", "H", "I"):
+    for key in labkit.mysteries():
         for agent in AGENTS:
             found[f"mystery {key}", agent] = labkit.mystery(key).run(agent)
     return found
@@ -82,7 +82,7 @@ def _body_errors(outcome: labkit.RunOutcome) -> list[bool]:
 
 
 ALL = [*((s, a) for s in SPEC_TABLE for a in AGENTS), *((n, a) for n in FAILING for a in AGENTS),
-       *((f"mystery {k}", a) for k in "DHI" for a in AGENTS)]
+       *((f"mystery {k}", a) for k in labkit.mysteries() for a in AGENTS)]
 
 
 @pytest.mark.parametrize(("run", "agent"), ALL)
@@ -124,8 +124,10 @@ def test_the_timeline_draws_failed_bodies_apart_with_a_legend_entry(runs, run: s
     (ax,) = timeline_chart(outcome).axes
     marks = _marks(ax)
     failed = sum(row.failed for row in rows)
-    returned = sum(row.kind == "body" and not row.failed for row in rows)
+    unknown = sum(row.unknown for row in rows)
+    returned = sum(row.kind == "body" and not row.failed and not row.unknown for row in rows)
     assert len(marks.get("body-failed", [])) == failed
+    assert len(marks.get("body-unknown", [])) == unknown
     assert len(marks.get("body", [])) == returned
     assert len(marks.get("stop", [])) == sum(row.stop for row in rows)
     styles = {(line.get_marker(), line.get_color()) for gid in ("body", "event") for line in marks.get(gid, [])}
@@ -136,6 +138,7 @@ def test_the_timeline_draws_failed_bodies_apart_with_a_legend_entry(runs, run: s
     texts = [t.get_text() for t in legend.get_texts()]
     assert (LEGEND["body-failed"] in texts) == bool(failed)
     assert (LEGEND["body"] in texts) == bool(returned)
+    assert (LEGEND["body-unknown"] in texts) == bool(unknown)
     assert (LEGEND["stop"] in texts) == outcome.status.is_stop
     drawn = [t.get_text() for t in ax.texts]
     for row in rows:
@@ -245,3 +248,31 @@ def test_the_chapter_8_spans_table_shows_blanks() -> None:
     assert "<NA>" not in repr(spans) and "&lt;NA&gt;" not in spans._repr_html_()
     assert list(spans["model calls"]) == [1, 1, ""]
     assert list(spans["tool calls"]) == [0, "", 0]
+
+
+
+def test_a_body_still_running_at_the_deadline_is_not_drawn_as_one_that_returned() -> None:
+    """Chapter 9's stubborn body: the run ended while the body ran, so the outcome holds no result."""
+    slow = labkit.ExecutionScope(Limits(deadline_s=0.2), capabilities={"ticket.read"})
+    import threading
+
+    release = threading.Event()
+
+    def slow_read(ticket: int) -> str:
+        release.wait(timeout=5)
+        return "late"
+
+    tool = slow.tool("slow_read", "ticket.read", slow_read)
+    agent = labkit.SimpleAgent(
+        labkit.CountingClient(ScriptedTransport([Call("slow_read", {"ticket": 1}), "done"]), slow), [tool], instructions="x"
+    )
+    try:
+        stuck = labkit.run_sync(labkit.run_agent(agent, "x", is_complete=lambda: False))
+    finally:
+        release.set()
+    assert stuck.status is RunStatus.DEADLINE_EXCEEDED
+    (body,) = [row for row in timeline_data(stuck) if row.kind == "body"]
+    assert body.unknown and not body.failed and body.label == "slow_read runs"
+    (ax,) = timeline_chart(stuck).axes
+    assert len(_marks(ax).get("body-unknown", [])) == 1 and not _marks(ax).get("body")
+    assert LEGEND["body-unknown"] in [t.get_text() for t in ax.get_legend().get_texts()]

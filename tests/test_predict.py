@@ -135,11 +135,12 @@ def test_no_guard_order_feedback_when_the_other_rule_never_refuses():
     ("key", "said", "words"),
     [
         ("A", "Completed", "the model's words prove nothing"),
-        ("C", "ToolBudget", "refuses the next attempt"),
+        ("C", "Completed", "the tool budget decided: it refused finish_review(input=42), 2 of 2"),
         ("F", "ToolBudget", "the tool budget would have refused"),
         ("G", "Completed", "needs review.finish, not granted"),
         ("J", "Completed", "could not reach the model endpoint"),
-        ("H", "Completed", "the repetition rule would also have refused that call"),
+        ("H", "Completed", "the deadline decided: 0.3 s passed while model call 3 was waiting"),
+        ("D", "RepeatedCall", "asks the tool budget first"),
     ],
 )
 def test_each_wrong_guess_gets_feedback_from_its_run(key, said, words):
@@ -196,14 +197,14 @@ def test_checking_something_that_is_not_a_run_is_a_clear_error():
 MYSTERY_TABLE = {
     "A": ("Incomplete", 1, 2),
     "B": ("RepeatedCall", 2, 3),
-    "C": ("Completed", 2, 3),
+    "C": ("ToolBudget", 2, 3),
     "D": ("ToolBudget", 4, 5),
     "E": ("Completed", 2, 2),
     "F": ("ModelBudget", 2, 2),
     "G": ("PermissionDenied", 1, 2),
-    "H": ("ToolBudget", 2, 3),
+    "H": ("DeadlineExceeded", 2, 3),
     "I": ("RepeatedCall", 1, 1),
-    "J": ("ProviderUnavailable", 0, 1),
+    "J": ("ProviderUnavailable", 2, 3),
 }
 
 
@@ -241,7 +242,8 @@ def test_a_mystery_step_list_reads_as_the_script():
     )
     assert labkit.mystery("G").capabilities == frozenset({"ticket.read"})
     assert "Granted: ticket.read\n" in str(labkit.mystery("G"))
-    assert labkit.mystery("J").steps[0] == "call 1: fails to connect (ConnectionError)"
+    assert labkit.mystery("J").steps[-1] == "call 3: fails to connect (ConnectionError)"
+    assert labkit.mystery("H").steps[-1] == "call 3: never answers"
 
 
 def test_a_mystery_displays_as_its_step_list_in_ipython():
@@ -291,3 +293,56 @@ def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_b
     assert not compare("n", {"a": 1}, {"a": 1, "b": 2}).right and "you said -" in str(compare("n", {"a": 1}, {"a": 1, "b": 2}))
     assert "no guess yet" in str(compare("status", ..., {"a": "Completed"}))
     assert "Completed" not in str(compare("status", ..., {"a": "Completed"}))
+
+
+# -- one guess per labelled run -------------------------------------------------------------------
+
+
+def test_one_guess_per_label_is_checked_against_its_own_run():
+    runs = {"one attempt": labkit.run("complete", limits=labkit.Limits(tool_calls=1)), "room": labkit.run("complete")}
+    result = labkit.check(runs, status={"one attempt": "ToolBudget", "room": "Completed"}, tool_calls={"one attempt": 1, "room": 2})
+    assert result.right and [c.predicted_status for _, c in result] == ["ToolBudget", "Completed"]
+    swapped = labkit.check(runs, status={"one attempt": "Completed", "room": "ToolBudget"}, tool_calls=2)
+    assert not swapped.right and not swapped["one attempt"].right and not swapped["room"].right
+    assert swapped["one attempt"].feedback  # a wrong per-label guess still gets its think: lines
+
+
+def test_a_label_left_out_of_the_guess_is_no_guess_yet():
+    runs = {"a": labkit.run("complete"), "b": labkit.run("repeat")}
+    result = labkit.check(runs, status={"a": "Completed"}, tool_calls={"a": 2})
+    assert result["a"].right and result["b"].unguessed and not result.right
+
+
+@pytest.mark.parametrize(
+    ("status", "tool_calls", "words"),
+    [
+        ({"nope": "Completed"}, 2, "status: no run is labelled 'nope'; the runs are: a, b"),
+        ({"a": "Done"}, 2, "'Done' is not a status"),
+        ("Completed", {"a": 2.5}, "tool_calls must be a whole number"),
+        ("Completed", {"c": 1}, "tool_calls: no run is labelled 'c'"),
+    ],
+)
+def test_a_bad_per_label_guess_is_one_clear_error(status, tool_calls, words):
+    runs = {"a": labkit.run("complete"), "b": labkit.run("repeat")}
+    with pytest.raises(labkit.InputError, match=re.escape(words)):
+        labkit.check(runs, status=status, tool_calls=tool_calls)
+
+
+def test_per_label_guesses_need_labelled_runs():
+    with pytest.raises(labkit.InputError, match="one guess per label needs one outcome per label"):
+        labkit.check(labkit.run("complete"), status={"a": "Completed"})
+
+
+@pytest.mark.parametrize(("notebook", "kept", "dropped"), [
+    ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 6)", "(chapter 7)"]),
+    ("06_counting_calls_and_bounding_time.ipynb", ["(chapter 6)"], ["(chapter 7)"]),
+    ("09_cancellation_persistence_replay.ipynb", ["(chapter 6)", "(chapter 7)"], []),
+    (None, ["(chapter 6)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
+])
+def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook, kept, dropped):
+    from labkit.teaching import progress as progress_module
+
+    monkeypatch.setattr(progress_module, "_notebook_path", lambda shell: notebook)
+    feedback = " ".join(labkit.check(labkit.mystery("C").run(), status="Completed", tool_calls=2).feedback)
+    assert "the tool budget decided" in feedback and "never Completed" in feedback
+    assert all(ref in feedback for ref in kept) and not any(ref in feedback for ref in dropped), feedback

@@ -213,7 +213,7 @@ def test_the_widget_records_its_prediction(here: Path) -> None:
 
     panel = predict(labkit.mystery("C"))
     panel.run()  # no status chosen: seen, not tried
-    panel.status_choice = "Completed"
+    panel.status_choice = "ToolBudget"
     panel.tool_calls_choice = 2
     assert panel.run().right
     (entry,) = progress().chapter("unnamed").entries

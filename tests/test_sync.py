@@ -13,6 +13,7 @@ import threading
 
 import pytest
 
+from support import sigint_as_in_a_terminal
 import labkit
 from labkit import RunStatus, run_sync
 
@@ -140,6 +141,7 @@ def test_ctrl_c_cancels_a_run_on_the_kept_loop() -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert proc.stdout is not None

@@ -94,6 +94,21 @@ def test_scaffold_keeps_names_and_hides_values():
         book.scaffold("print('no guess here')")
 
 
+def test_one_guess_per_label_keeps_its_labels_and_hides_its_values():
+    book = load("build_workbook")
+    source = 'my_calls = {"function": 0, "simple": 3}\nmy_codes = [2, 0]'
+    scaffold = book.scaffold(source)
+    assert scaffold == 'my_calls = {"function": ..., "simple": ...}  # your guess\nmy_codes = ...  # your guess'
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(scaffold, metadata={"tags": ["guess"]})
+    nb.cells.append(cell)
+    assert not book.holds_saved_work(nb)  # untouched: the generated scaffold
+    cell.source = scaffold.replace('"function": ...', '"function": 0')
+    assert book.holds_saved_work(nb)  # one label filled in is the learner's work
+    cell.source = scaffold.replace("my_codes = ...", "my_codes = [2, 0]")
+    assert book.holds_saved_work(nb)
+
+
 def test_hint_folds_the_answer_below_the_nudge_and_falls_back_to_a_generic_nudge():
     book = load("build_workbook")
     folded = book.hint('my_status = "RepeatedCall"', "Which guard step looks at a call made before?")
@@ -179,7 +194,8 @@ def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_out
                 assert cell.outputs == [] and cell.execution_count is None, learner.name
                 assert "solution" not in cell.metadata.get("tags", [])
         guesses = [c.source for c in book.cells if "guess" in c.metadata.get("tags", [])]
-        assert all(line.endswith("= ...  # your guess") for g in guesses for line in g.splitlines())
+        untouched = load("build_workbook").UNTOUCHED
+        assert all(untouched.fullmatch(line) for g in guesses for line in g.splitlines())
         assert "[Contents](README.md)" in book.cells[-1].source
 
 
@@ -260,7 +276,7 @@ def test_the_appendix_is_in_both_editions_and_its_live_cells_compare_no_output()
         assert path.name in (ROOT / "notebooks" / "00_contents.md").read_text()
         assert path.name in (ROOT / "workbook" / "README.md").read_text()
         ref = nbformat.read(path, as_version=4)
-        assert ref.cells[0].source.startswith("# Appendix A — ") and "**What you will learn**" in ref.cells[0].source
+        assert ref.cells[0].source.startswith("# Appendix A — ") and "**What you will be able to do**" in ref.cells[0].source
         assert ref.cells[-1].get("id") == "navigation" and "[Contents](00_contents.md)" in ref.cells[-1].source
         code = [c for c in ref.cells if c.cell_type == "code"]
         assert all("NBVAL_" not in c.source for c in code)

@@ -11,6 +11,7 @@ when imported (``import labkit`` imports none of them):
 6. :mod:`~labkit.teaching.spans`: the spans of one run as a table.
 7. :mod:`~labkit.teaching.capstone`: the capstone's two exercises and their checks.
 8. :mod:`~labkit.teaching.runtimes`: one review under a function, a workflow and both agents (chapter 2).
+9. :mod:`~labkit.teaching.terminal`: the console run in-process, shown by its status line (chapter 7).
 
 This module itself is light: :func:`short_errors` below.
 

@@ -276,6 +276,9 @@ class TimelineRow(NamedTuple):
         failed: ``True`` only on a ``body`` row whose body raised (the model saw
             ``error: ...``; the attempt still counted, SPEC §3.1); drawn as an orange
             square, with its own legend entry, instead of a green dot.
+        unknown: ``True`` only on a ``body`` row whose result the outcome does not hold (the run
+            ended while it ran, or no transcript was kept): drawn as a hollow circle,
+            ``"body: no result in the run"``, never as a body that returned.
     """
 
     step: int
@@ -284,6 +287,7 @@ class TimelineRow(NamedTuple):
     label: str
     stop: bool
     failed: bool = False
+    unknown: bool = False
 
 
 def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
@@ -367,7 +371,7 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
             rows.append(TimelineRow(step, "guard", kind, f"admits {name} #{count}", False))
             error = bodies.get(step - 1)
             if error is None:
-                rows.append(TimelineRow(step, "body", "body", f"{name} runs", False))
+                rows.append(TimelineRow(step, "body", "body", f"{name} runs", False, unknown=True))
             elif error:
                 rows.append(TimelineRow(step, "body", "body", f"{name} raised {_error_name(error)}", False, True))
             else:
@@ -405,6 +409,7 @@ _FAILED = "#d35400"
 LEGEND = {
     "event": "event",
     "body": "body returned",
+    "body-unknown": "body: no result in the run",
     "body-failed": "body raised: failed (the attempt still counted)",
     "stop": "stop",
 }
@@ -415,10 +420,12 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
     from matplotlib.lines import Line2D
 
     drawn = {"event" if row.lane != "body" and not row.stop else
-             "stop" if row.stop else "body-failed" if row.failed else "body" for row in rows}
+             "stop" if row.stop else "body-failed" if row.failed else "body-unknown" if row.unknown else "body"
+             for row in rows}
     styles = {
         "event": {"marker": "o", "color": _EVENT},
         "body": {"marker": "o", "color": _RETURNED},
+        "body-unknown": {"marker": "o", "color": "white", "markeredgecolor": _RETURNED, "markeredgewidth": 1.5},
         "body-failed": {"marker": "s", "color": _FAILED, "markeredgecolor": "black", "markeredgewidth": 0.6},
         "stop": {"marker": "X", "color": _HIGHLIGHT},
     }
@@ -490,6 +497,10 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
             ax.plot(x, y, marker="s", markersize=9, color=_FAILED, markeredgecolor="black", markeredgewidth=0.6,
                     zorder=3, gid="body-failed")
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top", color=_FAILED, fontweight="bold")
+        elif row.unknown:  # a body whose result the run does not hold: it was still running at the stop
+            ax.plot(x, y, marker="o", markersize=8, color="white", markeredgecolor=_RETURNED, markeredgewidth=1.5,
+                    zorder=3, gid="body-unknown")
+            ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
         else:
             body = row.lane == "body"
             ax.plot(x, y, marker="o", markersize=8, color=_RETURNED if body else _EVENT, zorder=3,

@@ -191,9 +191,11 @@ class Explanation:
                 f"{refusal.name} would also have refused that call ({refusal.reason}), "
                 f"but the guard asks {decided.name} first (chapter 4)"
             )
+        # every refusal before this one was lifted in the counterfactual run that found it
+        before = "that stop" if self.also.index(refusal) == 0 else "those stops"
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
-            return f"without that stop, {refusal.name} would have ended the run ({refusal.reason})"
-        return f"without that stop, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
+            return f"without {before}, {refusal.name} would have ended the run ({refusal.reason})"
+        return f"without {before}, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
 
     def cause(self) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused."""
@@ -496,10 +498,27 @@ def count_feedback(explanation: Explanation, said: int) -> list[str]:
             f"you counted {said} ToolCall events: the attempt {decided.name} refused records none"
             " (it was refused before its body)"
         ]
+    names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
+    listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
     return [
-        f"you counted {said} ToolCall events, there were {admitted}: one each time the guard admits an"
-        " attempt (a failed body counts, a refused attempt does not)"
+        f"you counted {said} ToolCall events, there were {admitted}{listed}: one each time the guard admitted"
+        f" an attempt{_count_notes(explanation.outcome)}"
     ]
+
+
+def _count_notes(outcome: RunOutcome) -> str:
+    """What in *this* run a learner may have miscounted: bodies that failed or answered NotFound, refusals."""
+    results = [m.text or "" for m in outcome.transcript if m.role is Role.TOOL]
+    notes = []
+    failed = sum(text.startswith("error:") for text in results)
+    if failed:
+        notes.append(f"{failed} failed in {'its body' if failed == 1 else 'their bodies'} and still counted")
+    not_found = sum(text.startswith("NotFound") for text in results)
+    if not_found:
+        notes.append(f"{not_found} answered NotFound, a result, and counted")
+    if any(text.startswith("refused:") for text in results):
+        notes.append("a refused call records none")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 _HOW_TO = {

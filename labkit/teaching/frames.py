@@ -40,6 +40,8 @@ WITHHELD = "(withheld)"
 
 def events_frame(
     source: RunOutcome | Mapping[str, RunOutcome] | Iterable[ControlEvent],
+    *,
+    compact: bool = False,
 ) -> pd.DataFrame:
     """The ordered control events as a table.
 
@@ -56,6 +58,9 @@ def events_frame(
         ``NaN`` or ``<NA>``: its ``count`` column then holds whole numbers and ``""``
         (``pd.to_numeric(frame[(label, "count")], errors="coerce").sum()`` adds them up).
         Arguments are never part of it.
+        compact: one column per run instead of three, each event written
+            ``"kind name count"`` (e.g. ``"ModelCall model 1"``): four runs side by
+            side then fit a notebook's width (chapter 2).
 
     Raises:
         InputError: anything else (a Setup or a scenario: run it first), an empty
@@ -68,13 +73,24 @@ def events_frame(
             label: _events_table(o if isinstance(o, RunOutcome) else _events(o, f" for {label!r}"))
             for label, o in source.items()
         }
-        table = pd.concat(frames, axis=1, names=["run", None])
         longest = max(len(frame) for frame in frames.values())
+        if compact:
+            columns = {label: _blank_after(_as_text(frame), longest) for label, frame in frames.items()}
+            table = pd.DataFrame(columns, index=pd.RangeIndex(1, longest + 1, name="step"))
+            table.columns.name = "run"
+            return table
+        table = pd.concat(frames, axis=1, names=["run", None])
         for label, frame in frames.items():
             for column in ("kind", "name", "count"):
                 table[(label, column)] = _blank_after(frame[column], longest)
         return table
-    return _events_table(source if isinstance(source, RunOutcome) else _events(source))
+    table = _events_table(source if isinstance(source, RunOutcome) else _events(source))
+    return table.assign(event=_as_text(table))[["event"]] if compact else table
+
+
+def _as_text(frame: pd.DataFrame) -> pd.Series:
+    """Each event as one string, ``"kind name count"``."""
+    return frame["kind"] + " " + frame["name"] + " " + frame["count"].astype(str)
 
 
 def _events_table(source: RunOutcome | tuple[ControlEvent, ...]) -> pd.DataFrame:

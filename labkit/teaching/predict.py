@@ -22,6 +22,7 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -45,6 +46,9 @@ EventGuess = tuple[str, str, int]
 
 
 def _no_guess(value: object) -> bool:
+    """``...`` or ``None``, or a per-label guess whose every value is (the learner edition's ``{"a": ..., ...}``)."""
+    if isinstance(value, Mapping):
+        return all(v is None or v is Ellipsis for v in value.values())
     return value is None or value is Ellipsis
 
 
@@ -150,6 +154,8 @@ class Comparison(NamedTuple):
         return self.guessed and self.said == self.was
 
     def __str__(self) -> str:
+        if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
+            return _line(self.what, None, self.was)
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
             # one guess per label (e.g. per runtime): one aligned line per label of the run
             keys = list(self.was) + [key for key in self.said if key not in self.was]
@@ -300,6 +306,20 @@ def _events_guess(events: Any) -> Any:
     return tuple(guess)
 
 
+_CHAPTER_REFERENCE = re.compile(r" \(chapter (\d+)\)")
+
+
+def _no_forward_references(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The feedback without its ``(chapter N)`` pointers to chapters after the one being run: a hint
+    cites where a rule is taught, and a chapter the learner has not reached teaches nothing yet."""
+    here = _progress.current_chapter()
+    if here is None:
+        return lines
+    return tuple(
+        _CHAPTER_REFERENCE.sub(lambda m: m.group(0) if int(m.group(1)) <= here else "", line) for line in lines
+    )
+
+
 def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -> Check:
     said_status = None if _no_guess(status) else str(status)
     said_tools = None if _no_guess(tool_calls) else tool_calls
@@ -311,7 +331,7 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -
         outcome.count("ToolCall"),
         events,
         _triples(outcome.events),
-        _feedback(outcome, said_status, said_tools, said_events),
+        _no_forward_references(_feedback(outcome, said_status, said_tools, said_events)),
     )
 
 
@@ -330,9 +350,11 @@ def check(
         outcome: the run, or ``{label: outcome}`` (e.g. one per agent) to
             check one prediction against each.
         status: the predicted status, e.g. ``"RepeatedCall"`` (a :class:`RunStatus`
-            value); ``...`` or ``None`` means "no guess yet".
+            value); ``...`` or ``None`` means "no guess yet". With several outcomes,
+            one guess for all or ``{label: status}``, one per run.
         tool_calls: the predicted number of ``ToolCall`` events; ``...`` or
-            ``None`` means "no guess yet".
+            ``None`` means "no guess yet". With several outcomes, one for all or
+            ``{label: count}``.
         events: optional: the predicted events in order, as ``(kind, name,
             count)`` tuples, e.g. ``[("ModelCall", "model", 1),
             ("Middleware", "read_ticket", 1), ...]``; the printed check then
@@ -365,24 +387,51 @@ def check(
             ``tool_calls`` is not a whole number, ``events`` is not a list of
             ``(kind, name, count)`` with known kinds, or ``outcome`` is not a
             RunOutcome (a Setup, a scenario or a mystery must be run first) or is an
-            empty mapping. (``InputError`` is a ``ValueError``.)
+            empty mapping, or a per-label guess names a label no run has (or is given
+            for a single outcome). (``InputError`` is a ``ValueError``.)
     """
-    if not _no_guess(status) and status not in RunStatus._value2member_map_:
-        raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
-    if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
-        raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
     guess = _events_guess(events)
     result: Check | Checks
     if isinstance(outcome, Mapping):
         pairs = _inputs.outcomes(outcome, "check")
-        result = Checks({label: _check_one(o, status, tool_calls, guess) for label, o in pairs})
+        labels = [label for label, _ in pairs]
+        statuses = _per_label("status", status, labels, _status_guess)
+        counts = _per_label("tool_calls", tool_calls, labels, _count_guess)
+        result = Checks({label: _check_one(o, statuses[label], counts[label], guess) for label, o in pairs})
         attempted = all(c.guessed for _, c in result)
     else:
+        if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
+            raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
+        _status_guess(status)
+        _count_guess(tool_calls)
         result = _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
         attempted = result.guessed
     label = what or ("status, ToolCall count and events" if events is not None else "status and ToolCall count")
     _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
     return result
+
+
+def _status_guess(status: Any) -> Any:
+    if not _no_guess(status) and status not in RunStatus._value2member_map_:
+        raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
+    return status
+
+
+def _count_guess(tool_calls: Any) -> Any:
+    if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
+        raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
+    return tool_calls
+
+
+def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], Any]) -> dict[str, Any]:
+    """One guess for every label: the same guess for all, or ``{label: guess}`` (a missing label: no guess yet)."""
+    if not isinstance(guess, Mapping):
+        valid(guess)
+        return dict.fromkeys(labels, guess)
+    unknown = [str(label) for label in guess if label not in labels]
+    if unknown:
+        raise InputError(f"{name}: no run is labelled {', '.join(map(repr, unknown))}; the runs are: {', '.join(labels)}")
+    return {label: valid(guess.get(label)) for label in labels}
 
 
 def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -> Comparison:
@@ -520,8 +569,9 @@ _MYSTERIES = (
         _Forever("every call: asks for read_ticket(input=42)", lambda n: _READ_42),
         Limits(repetitions=2),
     ),
-    # The well-behaved model with every budget exactly big enough (Completed, counters at their limits).
-    Mystery("C", (_READ_42, _FINISH_42, _DONE), Limits(model_calls=3, tool_calls=2)),
+    # Reads the wrong ticket first, then does the job, with two tool attempts: NotFound is a result
+    # that costs an attempt, so the finish is the third attempt (ToolBudget).
+    Mystery("C", (Call("read_ticket", {"input": 7}), _READ_42, _FINISH_42, _DONE), Limits(tool_calls=2)),
     # Two ids in turn, two attempts each: budget and repetition would both refuse call 5;
     # the guard asks the budget first (ToolBudget).
     Mystery(
@@ -542,16 +592,14 @@ _MYSTERIES = (
     ),
     # The well-behaved model, review.finish not granted (PermissionDenied after one admitted read).
     Mystery("G", (_READ_42, _FINISH_42, _DONE), capabilities=frozenset({"ticket.read"})),
-    # Tries to finish first (the body fails, and counts), then reads, then finishes: the tool budget of 2
-    # refuses the second finish (ToolBudget).
-    Mystery("H", (_FINISH_42, _READ_42, _FINISH_42, _DONE), Limits(tool_calls=2)),
+    # Does the whole job, then never sends its final reply: the work is done, but the deadline
+    # decides (DeadlineExceeded, not Completed).
+    Mystery("H", (_READ_42, _FINISH_42, Hang()), Limits(deadline_s=0.3)),
     # The same call twice in one reply (RepeatedCall within one model call).
     Mystery("I", ([_READ_42, _READ_42], _FINISH_42, _DONE)),
-    # The endpoint fails once, then would behave: nothing retries below the counter (ProviderUnavailable).
-    Mystery(
-        "J",
-        (Fail(ConnectionError("connection refused")), _READ_42, _FINISH_42, _DONE),
-    ),
+    # Does the whole job, then the endpoint fails on the last model call: the work is done, but the
+    # failure decides (ProviderUnavailable, not Completed).
+    Mystery("J", (_READ_42, _FINISH_42, Fail(ConnectionError("connection refused")))),
 )
 _BY_KEY = {m.key: m for m in _MYSTERIES}
 

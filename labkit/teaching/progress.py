@@ -150,6 +150,14 @@ def _cell_id(shell: Any) -> str | None:
 _seen_in_run: dict[tuple[Any, Any], dict[str, int]] = {}  # (cell, execution count) -> label -> times recorded
 
 
+def current_chapter() -> int | None:
+    """The number of the chapter being run (``5`` for ``05_repetition_vs_progress.ipynb``), when the
+    front end names the notebook; ``None`` otherwise (a script, an appendix, nbconvert)."""
+    notebook = _notebook_path(_shell())
+    name = Path(notebook).name if notebook else ""
+    return int(name[:2]) if len(name) > 3 and name[:2].isdigit() and name[2] == "_" else None
+
+
 def _locate(path: str | None) -> Path | None:
     if path is None:
         return None

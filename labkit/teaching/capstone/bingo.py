@@ -11,6 +11,7 @@ never raised.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,7 +148,8 @@ class Square:
         status: the status this square asks for.
         state: ``"missing"`` (no script yet), ``"invalid"`` (not a
             ScriptedModel, or an empty script), ``"right"`` or ``"wrong"``.
-        line: the one line printed for it.
+        line: its result as one line (the status, what came instead, the hint);
+            printed folded, see :attr:`text`.
         outcomes: agent name -> the run's outcome, or the exception it raised.
     """
 
@@ -159,6 +161,18 @@ class Square:
     @property
     def right(self) -> bool:
         return self.state == "right"
+
+    @property
+    def text(self) -> str:
+        """:attr:`line` as printed: at most :data:`WIDTH` characters a line, the hint on lines of its own,
+        every line after the first indented under the status column."""
+        indent = " " * _LABEL
+        first, _, hint = self.line.partition(" Hint: ")
+        parts = [textwrap.fill(first, WIDTH, subsequent_indent=indent, break_on_hyphens=False)]
+        if hint:
+            parts.append(textwrap.fill("Hint: " + hint, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                                       break_on_hyphens=False))
+        return "\n".join(parts)
 
 
 class Bingo(tuple):
@@ -182,7 +196,7 @@ class Bingo(tuple):
     def __str__(self) -> str:
         right = sum(square.right for square in self)
         total = f"{right} of {len(self)} squares right" + (": bingo!" if self.passed else "")
-        return "\n".join([*(square.line for square in self), total])
+        return "\n".join([*(square.text for square in self), total])
 
     def __repr__(self) -> str:
         return f"Bingo(passed={self.passed}, right={sum(s.right for s in self)}/{len(self)})"
@@ -232,8 +246,13 @@ def _run_square(wanted: RunStatus, model: ScriptedModel, agent: str) -> RunOutco
         return exc
 
 
+WIDTH = 110
+"""The widest printed line of a bingo result: a right square (at most 108 characters) stays on one line."""
+_LABEL = 20  # the status column: the longest status, ProviderUnavailable, and one space
+
+
 def _square(wanted: RunStatus, model: object) -> Square:
-    label = f"{wanted.value:<20}"
+    label = f"{wanted.value:<{_LABEL}}"
     if model is None or model is Ellipsis:
         return Square(
             wanted,
