@@ -53,7 +53,7 @@ test: $(STAMP)
 SLOW_TESTS := test_real_server test_browser test_binder test_coldstart test_learner_copy test_workbook_generated \
 	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest tests -q -n auto $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
+	$(BIN)/python -m pytest tests -q -n auto -m "not slow" $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
 
 # Compare labkit with a bare loop and the peer frameworks; prints the table and writes docs/benchmarks.md.
 bench: $(STAMP)

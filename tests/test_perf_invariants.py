@@ -572,6 +572,7 @@ def test_a_name_that_is_not_text_is_refused_before_anything_is_counted() -> None
 # -- memory after N runs is flat in N (issue 11) ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_retained_memory_after_10000_runs_with_per_run_closure_bodies_is_flat() -> None:
     """No module-level cache keyed by a body keeps a finished run alive, and no timer piles up.
 

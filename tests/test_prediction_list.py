@@ -13,6 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.slow  # every test runs the listing script in a subprocess
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "list_predictions.py"
 md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell

@@ -317,6 +317,7 @@ def _nbval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=600)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edition", ["notebooks", "workbook"])
 def test_running_the_repositorys_notebooks_under_nbval_writes_nothing_into_it(edition: str, tmp_path: Path) -> None:
     pytest.importorskip("nbval")
