@@ -400,6 +400,7 @@ def _start_race_worker(where: str, worker: int, seed: int) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow  # about 10 s per back end: 8 processes, 4000 settles, 16 kills and restarts
 def test_racing_hosts_killed_at_random_points_apply_each_operation_once(where):
     """8 workers settle the same 500 operations; each is SIGKILLed twice at a random point and restarted.
 
