@@ -163,7 +163,8 @@ def _range(r: tuple[float, float, float] | list[float] | None, digits: int = 2) 
     return f"{r[0]:.{digits}f}–{r[1]:.{digits}f}"
 
 
-def render(rows, guard, paired, scale, cold, notebooks, versions, machine, command, elapsed, note, capstone=None) -> str:
+def render(rows, guard, paired, scale, cold, notebooks, versions, machine, command, elapsed, note, capstone=None,
+           durable=None) -> str:
     base_import = rows["bare"].get("import_ms")
     base_mem = rows["bare"].get("peak_kib")
     out = ["# Benchmarks", "",
@@ -310,6 +311,7 @@ def render(rows, guard, paired, scale, cold, notebooks, versions, machine, comma
         else:
             out.append(f"- {notebooks.get('note')}")
     out += _capstone(capstone or {})
+    out += _durable(durable or {})
     out += ["", "## What changed for these figures, and what remains", ""] + WHY + [""]
     out += ["## Reproduce", "", "```", "make bench            # = .venv/bin/python -m benchmarks (installs the bench extra first)",
             "python -m benchmarks --quick --no-write   # a fast look, prints only",
@@ -336,6 +338,25 @@ def _capstone(capstone: dict[str, Any]) -> list[str]:
         lo, hi = c["wall_range"]
         out.append(f"| {label} | {verdict_text} | {c['scripts']} | {c['schedules']:,} | {c['bound']} | "
                    f"{c['wall_s']:.2f} ({lo:.2f}–{hi:.2f}) | {c['cpu_s']:.2f} |")
+    return out
+
+
+def _durable(durable: dict[str, Any]) -> list[str]:
+    out = ["", "## 8. Durable decisions: settles per second", "",
+           f"`benchmarks/durable.py`: 1, 4 and 16 worker processes, each with its own store on one shared database, "
+           f"each settling {durable.get('operations_per_worker', '?')} operations of its own (propose, policy, effect: "
+           "three transactions), started at one barrier; all settles over the wall time until the last worker ends. "
+           "PostgreSQL is a throw-away local cluster (loopback, `fsync=off`, as in the tests).", "",
+           "| back end | workers | settles | wall s | settles/s |", "|---|---:|---:|---:|---:|"]
+    if "error" in durable or not durable:
+        out.append(f"| error | {durable.get('error', 'not measured')} | | | |")
+        return out
+    for backend in ("sqlite", "postgresql"):
+        for row in durable.get(backend, []):
+            shown = row.get("error") or f"{row['settles_per_s']:,.0f}"
+            out.append(f"| {backend} | {row['workers']} | {row['settles']:,} | {row['wall_s']:.2f} | {shown} |")
+    if durable.get("postgresql_skipped"):
+        out.append(f"| postgresql | – | – | – | skipped: {durable['postgresql_skipped']} |")
     return out
 
 
@@ -491,9 +512,11 @@ def main() -> None:
         notebooks = _json_of([sys.executable, "-m", "benchmarks.notebooks", "--dir", args.notebooks_dir])
     print("guard checker ...", file=sys.stderr, flush=True)
     capstone = _json_of([sys.executable, "-m", "benchmarks.capstone"] + (["--repeats", "2"] if args.quick else []))
+    print("durable decisions ...", file=sys.stderr, flush=True)
+    durable = _json_of([sys.executable, "-m", "benchmarks.durable"] + (["--operations", "50"] if args.quick else []))
     note = args.note or ""
     page = render(rows, guard, paired, scale, cold, notebooks, _versions(), machine, command, time.perf_counter() - started,
-                  note, capstone)
+                  note, capstone, durable)
     print(page)
     if not args.no_write:
         path = Path(args.output)

@@ -66,7 +66,7 @@ from .loops.runner import Setup, prepare, run_sync
 
 EXIT_FRAMEWORK = 70
 """Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
-from .loops.scenarios import SCENARIOS, get_scenario
+from .loops.scenarios import SCENARIOS, Scenario, get_scenario
 
 __all__ = ["main"]
 
@@ -229,7 +229,7 @@ def _transport(args: argparse.Namespace) -> Transport | None:
     return LiveTransport(profile)
 
 
-def _limits(args: argparse.Namespace) -> Limits | None:
+def _limits(args: argparse.Namespace, chosen: Scenario) -> Limits | None:
     changes = {
         name: getattr(args, name)
         for name in ("model_calls", "tool_calls", "repetitions", "deadline_s")
@@ -238,7 +238,7 @@ def _limits(args: argparse.Namespace) -> Limits | None:
     if not changes:
         return None
     try:
-        return get_scenario(args.scenario).limits.with_(**changes)
+        return chosen.limits.with_(**changes)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         flag = "--" + str(error["loc"][0]).replace("_", "-")
@@ -361,10 +361,11 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
             )
         if args.runtime and args.simple:
             raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")
-        limits = _limits(args)
+        chosen = get_scenario(args.scenario)  # a scenario file is executed here, once per command
+        limits = _limits(args, chosen)
         transport = _transport(args)
         setup = prepare(
-            args.scenario,
+            chosen,
             agent=args.runtime or ("simple" if args.simple else "harness"),
             limits=limits,
             transport=transport,

@@ -43,10 +43,12 @@ if [ ! -d src ]; then
     mv src.tmp src
 fi
 
-# 2. llama-server and the shared libraries it needs.
+# 2. llama-server and the shared libraries it needs. LLAMA_USE_PREBUILT_UI=OFF: the configure step
+#    otherwise tries to download a prebuilt web UI (which fails offline, harmlessly but noisily);
+#    the tests talk to the API only.
 cmake -S src/vendor/llama.cpp -B build -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=ON
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=ON -DLLAMA_USE_PREBUILT_UI=OFF
 cmake --build build --target llama-server llama ggml -j"$JOBS"
 test -x build/bin/llama-server
 lib_dir="$(dirname "$(find build -name 'libllama.so' | head -1)")"

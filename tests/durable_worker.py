@@ -1,6 +1,6 @@
 """A host process for tests/test_durable.py: settles one operation, pausing where told so the test can kill it.
 
-Usage: python durable_worker.py DB REQUEST_ID PAUSE_AT
+Usage: python durable_worker.py DB REQUEST_ID PAUSE_AT   (DB: a SQLite file or a postgresql:// URL)
 PAUSE_AT: after-propose | after-decide | inside-apply | after-apply | never
 
 At the pause point it prints the point's name on stdout and blocks reading
@@ -32,8 +32,9 @@ def main() -> None:
     pause("after-decide", wanted)
 
     def effect(connection, operation):
+        mark = "%s" if db.startswith("postgresql://") else "?"  # psycopg's placeholders, or sqlite3's
         connection.execute("CREATE TABLE IF NOT EXISTS comments (op_id TEXT PRIMARY KEY, body TEXT)")
-        connection.execute("INSERT INTO comments VALUES (?, ?)", (operation.op_id, operation.arguments["text"]))
+        connection.execute(f"INSERT INTO comments VALUES ({mark}, {mark})", (operation.op_id, operation.arguments["text"]))
         pause("inside-apply", wanted)
         return "comment stored"
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -74,6 +77,7 @@ def test_the_seed_scenarios_are_declared_with_the_same_api() -> None:
             condition=seed.condition,
             instructions=seed.instructions,
             prompt=seed.prompt,
+            agent_name=seed.agent_name,
         )
         assert redeclared == seed
 
@@ -152,7 +156,7 @@ SCENARIO_TEXT = '''
 import labkit
 from {helper} import GREETING
 
-HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state, text: text)],
+HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state: "hi")],
                         script=[GREETING], done=bool)
 '''
 
@@ -235,3 +239,175 @@ def test_a_name_that_is_not_a_scenario_is_named_with_its_article(tmp_path: Path,
     file.write_text(f"import labkit\n\nX = {value}\n", encoding="utf-8")
     with pytest.raises(labkit.UnknownScenarioError, match=rf"\(X is {named}, not one made with labkit.scenario"):
         labkit.load_scenario(f"{file}:X")
+
+
+# -- every body shape a scope runs is a Tool body too (issue 20) ------------------------------------------
+
+
+class _Shop:
+    def buy(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"method {qty}"
+
+    async def abuy(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"async method {qty}"
+
+    @classmethod
+    def cbuy(cls, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"classmethod {qty}"
+
+    @staticmethod
+    def sbuy(state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"staticmethod {qty}"
+
+    def __call__(self, state: Any, qty: int) -> str:
+        state.bought.append(qty)
+        return f"callable object {qty}"
+
+
+def _buy_in(state: Any, qty: int, unit: str) -> str:
+    state.bought.append(qty)
+    return f"partial {qty}{unit}"
+
+
+def _buy(state: Any, qty: int) -> str:
+    state.bought.append(qty)
+    return f"function {qty}"
+
+
+async def _abuy(state: Any, qty: int) -> str:
+    state.bought.append(qty)
+    return f"async {qty}"
+
+
+TOOL_BODIES = {
+    "function": (_buy, "function 3"),
+    "async function": (_abuy, "async 3"),
+    "bound method": (_Shop().buy, "method 3"),
+    "async bound method": (_Shop().abuy, "async method 3"),
+    "classmethod": (_Shop.cbuy, "classmethod 3"),
+    "staticmethod": (_Shop.sbuy, "staticmethod 3"),
+    "functools.partial": (functools.partial(_buy_in, unit="kg"), "partial 3kg"),
+    "callable object": (_Shop(), "callable object 3"),
+}
+
+
+@pytest.mark.parametrize("kind", list(TOOL_BODIES))
+def test_every_body_shape_runs_as_a_tool(kind: str) -> None:
+    body, expected = TOOL_BODIES[kind]
+    declared = labkit.scenario(
+        "shop",
+        tools=[Tool("buy", "shop.buy", body)],
+        script=[labkit.Call("buy", {"qty": 3}, id="c"), "bought"],
+        state=lambda: SimpleNamespace(bought=[]),
+        done=lambda state: state.bought == [3],
+    )
+    setup = labkit.prepare(declared, agent="simple")
+    outcome = labkit.run(setup)
+    assert outcome.status is labkit.RunStatus.COMPLETED
+    assert [m.text for m in outcome.transcript if m.tool_call_id == "c"] == [expected]
+
+
+def _generator_body(state: Any, qty: int) -> Any:
+    yield qty
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (lambda state, qty: qty, "parameter 'qty' needs a type annotation"),
+        (_generator_body, "generator function"),
+        (_Shop.__dict__["cbuy"], "classmethod object"),
+        (_Shop, "must be a function"),
+        (print, "first parameter receives the host state"),
+    ],
+    ids=["no annotation", "generator", "raw classmethod", "class", "builtin"],
+)
+def test_a_tool_body_a_run_cannot_call_is_refused_when_declared(body: Any, message: str) -> None:
+    with pytest.raises(UserError, match=message) as error:
+        Tool("buy", "shop.buy", body)
+    assert "\n" not in str(error.value)
+
+
+# -- a scenario file loads like a module (issue 20) -----------------------------------------------------
+
+MODULE_LIKE = '''
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import labkit
+
+Path(__file__).with_suffix(".runs").open("a").write("ran\\n")  # one line per execution of this file
+
+
+@dataclass
+class Basket:
+    items: list[Line] = field(default_factory=list)
+
+
+class Line(BaseModel):
+    sku: str
+    qty: int
+
+
+def add(state: Basket, line: Line) -> str:
+    state.items.append(line)
+    return f"{line.qty} x {line.sku}"
+
+
+ROUNDTRIP = pickle.loads(pickle.dumps(Basket([Line(sku="a", qty=1)])))
+
+SHOP = labkit.scenario(
+    "shop",
+    tools=[labkit.Tool("add", "basket.add", add)],
+    script=[labkit.Call("add", {"line": {"sku": "tea", "qty": 2}}), "Added."],
+    state=Basket,
+    done=lambda basket: [l.qty for l in basket.items] == [2],
+    agent_name="ShopAssistant",
+)
+'''
+
+
+def test_a_scenario_file_with_dataclasses_and_string_annotations_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "my-shop.py"
+    file.write_text(MODULE_LIKE)
+    modules = set(sys.modules)
+    assert main(["run", f"{file}:SHOP", "--model-calls", "4", "--tool-calls", "2", "--repetitions", "1", "--simple"]) == 0
+    out = capsys.readouterr().out
+    assert "status: Completed (exit 0)" in out
+    assert out.splitlines()[0].startswith("agent: simple (ShopAssistant, ") and "BoundedReviewer" not in out
+    assert file.with_suffix(".runs").read_text() == "ran\n"  # executed once, whatever the flags
+    assert set(sys.modules) == modules  # its module was there while it ran, and only then
+    loaded = labkit.load_scenario(f"{file}:SHOP")
+    assert loaded.agent_name == "ShopAssistant"
+    assert file.with_suffix(".runs").read_text() == "ran\nran\n"
+
+
+def test_a_scenario_file_does_not_replace_a_module_of_the_same_name(tmp_path: Path) -> None:
+    file = tmp_path / "clash.py"
+    file.write_text(MODULE_LIKE)
+    sentinel = SimpleNamespace()
+    sys.modules["_labkit_scenario_clash"] = sentinel  # type: ignore[assignment]
+    try:
+        labkit.load_scenario(f"{file}:SHOP")
+        assert sys.modules["_labkit_scenario_clash"] is sentinel
+    finally:
+        del sys.modules["_labkit_scenario_clash"]
+
+
+def test_a_learner_scenario_names_its_own_agent_and_a_seed_keeps_the_seeds() -> None:
+    own = labkit.scenario("hello", tools=ONE, script=["hi"], done=bool)
+    assert labkit.prepare(own).agent.name == "hello"
+    assert labkit.prepare("complete").agent.name == "BoundedReviewer"
+    with pytest.raises(UserError, match="agent_name is a non-empty str"):
+        labkit.scenario("hello", tools=ONE, script=["hi"], done=bool, agent_name="")

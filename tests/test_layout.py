@@ -29,9 +29,10 @@ LAYOUT = {
 }
 """Group -> the modules it holds, in reading order."""
 
-TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_moved", "adapters"}
+TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_durable_sql", "_moved", "adapters"}
 """What stays directly under labkit/ besides the groups: the public names, the console, durable
-decisions, the old paths' finder, and the adapters (unchanged)."""
+decisions (and, private, the SQL that differs between its SQLite and PostgreSQL stores), the old
+paths' finder, and the adapters (unchanged)."""
 
 # Modules ``import labkit`` must not load (third-party libraries the core never needs, and labkit's own
 # lazily loaded modules).

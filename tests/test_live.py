@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -205,13 +206,30 @@ def test_a_dns_failure_is_provider_unavailable():
     assert "labkit-no-such-host.invalid" in str(transport.last_error)
 
 
-def test_a_client_timeout_is_provider_unavailable():
-    with FakeOpenAIServer([Hang()]) as server:
+def test_a_server_that_accepts_and_stays_silent_is_up_but_silent():
+    with FakeOpenAIServer([Hang()]) as server:  # it accepts the connection, reads the request, answers nothing
         transport = _transport(server.base_url, timeout_s=0.2)
         outcome = labkit.run("complete", transport=transport, limits=labkit.Limits(deadline_s=30))
     assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE
-    assert "no answer within 0.2 s" in str(transport.last_error)
+    message = str(transport.last_error)
+    assert "is up but silent for 0.2 s (busy or stalled)" in message
+    assert "cannot reach" not in message and "ollama serve" not in message
     assert isinstance(transport.last_error.__cause__, openai.APITimeoutError)
+
+
+def test_a_listening_socket_that_never_answers_is_up_but_silent_too(capsys, tmp_path):
+    """A socket in listen state (the kernel accepts, nothing ever reads): what a stopped (SIGSTOP) server looks like."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        profile = tmp_path / "silent.toml"
+        profile.write_text(
+            f'base_url = "http://127.0.0.1:{listener.getsockname()[1]}/v1"\nmodel = "m"\ntimeout_s = 0.3\nmax_retries = 0\n'
+        )
+        code = main(["run", "complete", "--live", "--profile", str(profile)])
+    assert code == 2  # ProviderUnavailable: a controlled stop, not a configuration error
+    out = capsys.readouterr().out
+    assert "is up but silent for 0.3 s (busy or stalled)" in out and "cannot reach" not in out
 
 
 def _error_body(status: int):
@@ -513,3 +531,126 @@ def test_import_and_console_stay_free_of_openai_and_opentelemetry():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# -- what happened, said as it happened (issue 20) -----------------------------------------------------
+
+HTTP_SERVER_501 = (  # what `python -m http.server` answers to a POST (its own page, as sent)
+    b'<!DOCTYPE HTML>\n<html lang="en">\n    <head>\n        <meta charset="utf-8">\n'
+    b"        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n"
+    b"        <p>Error code: 501</p>\n        <p>Message: Unsupported method (&#x27;POST&#x27;).</p>\n"
+    b"        <p>Error code explanation: 501 - Server does not support this operation.</p>\n    </body>\n</html>\n"
+)
+
+
+def test_a_plain_web_server_is_a_configuration_error_quoting_its_page(capsys):
+    import http.server
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # the server's own access log would land in the test's stderr
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        code = main(["run", "complete", "--live", "--base-url", url, "--model", "m"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert code == EXIT_CONFIG
+    assert "is not a chat-completions endpoint: it answered HTTP 501" in err
+    assert "Unsupported method ('POST')" in err  # the page's own words, entities decoded
+    assert "<" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "page"),
+    [
+        (501, HTTP_SERVER_501),
+        (405, b"<html><head><title>405 Method Not Allowed</title></head><body><h1>Method Not Allowed</h1>"
+              b"<p>The method is not allowed for the requested URL.</p></body></html>"),
+        (404, b"<!doctype html><html><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p>"
+              b"<script>var noise = 1;</script></body></html>"),
+        (405, b"Method Not Allowed"),  # plain text: still not a chat endpoint
+    ],
+    ids=["http.server 501", "405 page", "404 page", "405 text"],
+)
+def test_an_address_that_is_not_a_chat_endpoint_is_a_configuration_error(status, page):
+    with FakeOpenAIServer(reply=lambda body: (status, page, "text/html")) as server:
+        transport = _transport(server.base_url)
+        with pytest.raises(ConfigurationError, match="is not a chat-completions endpoint") as info:
+            labkit.run("complete", transport=transport)
+        attempts = len(server.requests)
+    message = str(info.value)
+    assert f"answered HTTP {status}" in message and "ends in /v1" in message
+    assert "<" not in message and "noise" not in message
+    words = {501: "Unsupported method ('POST')", 405: "Method Not Allowed", 404: "The requested URL was not found"}
+    assert words[status] in message
+    assert attempts == 1
+
+
+LONG = "The request was refused because " + " ".join(f"reason{i}" for i in range(80))
+
+HINTS_400 = {  # what real servers say (vLLM, LiteLLM's proxy, llama-server), and the hint that fits it
+    "vLLM without tool flags": (
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+        "tool calling is not enabled",
+    ),
+    "vLLM context": (
+        "This model's maximum context length is 2048 tokens. However, you requested 2300 tokens in the messages.",
+        "longer than the server's context",
+    ),
+    "llama-server context": ("the request exceeds the available context size, try increasing it", "longer than the server's context"),
+    "LiteLLM unknown model": (
+        "litellm.BadRequestError: Invalid model name passed in model=gpt-x. Call `/v1/models` to view available models",
+        "does not know model 'm'",
+    ),
+    "LiteLLM bad key": ("Authentication Error, No connected db.", "refused the key"),
+    "something else": ("status 400 from the fake server", "the server's message says why"),
+}
+
+
+@pytest.mark.parametrize("case", list(HINTS_400))
+def test_a_400s_hint_fits_its_message(case):
+    said, hint = HINTS_400[case]
+    with FakeOpenAIServer(reply=lambda body: (400, {"error": {"message": said, "type": "BadRequestError"}})) as server:
+        with pytest.raises(ConfigurationError) as info:
+            labkit.run("complete", transport=_transport(server.base_url))
+    message = str(info.value)
+    assert f"(HTTP 400: {said})" in message and hint in message
+    others = {h for _, h in HINTS_400.values()} - {hint}
+    assert not [other for other in others if other in message], message  # one hint, the one that fits
+
+
+def test_a_long_server_message_is_cut_at_a_word():
+    with FakeOpenAIServer(reply=lambda body: (503, {"error": {"message": LONG, "type": "x"}})) as server:
+        transport = _transport(server.base_url)
+        labkit.run("complete", transport=transport)
+    quoted = str(transport.last_error).split("answered HTTP 503: ", 1)[1]
+    assert quoted.endswith("…")
+    kept = quoted[:-1]
+    assert LONG.startswith(kept) and LONG[len(kept)] == " "  # the cut falls between two words
+    assert 100 < len(kept) <= 200
+
+
+def _chained(outer: BaseException, inner: BaseException) -> BaseException:
+    outer.__cause__ = inner
+    return outer
+
+
+def test_a_timeout_says_whether_the_server_had_accepted_the_connection():
+    import httpx
+
+    profile = LiveProfile(model="m", timeout_s=7)
+    request = httpx.Request("POST", f"{profile.base_url}/chat/completions")
+    connect = map_error(_chained(openai.APITimeoutError(request), httpx.ConnectTimeout("connect")), profile)
+    read = map_error(_chained(openai.APITimeoutError(request), httpx.ReadTimeout("read")), profile)
+    mid_stream = map_error(httpx.ReadTimeout("read"), profile)  # below the client, while a stream was read
+    assert isinstance(connect, ProviderUnavailable) and "cannot reach" in str(connect)
+    assert "no connection within 5 s" in str(connect)
+    assert isinstance(read, ProviderUnavailable) and "is up but silent for 7 s (busy or stalled)" in str(read)
+    assert isinstance(mid_stream, ProviderUnavailable) and "went silent mid-answer for 7 s" in str(mid_stream)
+    assert "cannot reach" not in str(read) + str(mid_stream)

@@ -56,7 +56,9 @@ from .bodies import (
     CancelToken,
     _awaited,
     _body_shape,
+    _bool_made_number,
     _describe,
+    _decode_json,
     _json_shaped,
     _not_a_generator,
     _run_in_daemon_thread,
@@ -264,7 +266,7 @@ class ExecutionScope:
                 annotated parameters become the tool's arguments, and a
                 parameter annotated :class:`CancelToken` receives the run's
                 cancellation instead. Accepted shapes: a function (``def`` or
-                ``async def``), a bound method, a ``staticmethod``, a
+                ``async def``), a bound method, a ``classmethod`` or ``staticmethod``, a
                 ``functools.partial`` (its fixed keywords are not arguments),
                 an object with a ``__call__`` method (``def`` or ``async
                 def``). A callable declared sync that returns an awaitable has
@@ -553,6 +555,19 @@ def _capabilities(capabilities: object) -> frozenset[str]:
     return frozenset(names)
 
 
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's kind, for a one-line error."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
 class GuardedTool:
     """A tool made by an :class:`ExecutionScope`; every invocation passes its guard.
 
@@ -566,6 +581,7 @@ class GuardedTool:
     __slots__ = (
         "_body",
         "_is_async",
+        "_nested",
         "_scope",
         "_signature_keys",
         "_token_param",
@@ -592,6 +608,7 @@ class GuardedTool:
         self._token_param = shape.token_param
         self._signature_keys = shape.signature_keys
         self._is_async = shape.is_async
+        self._nested = shape.nested
         self.description = description or shape.doc or name
 
     def __repr__(self) -> str:
@@ -608,6 +625,10 @@ class GuardedTool:
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
         """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).
 
+        A JSON text is decoded with every number exact, then validated like a
+        mapping passed directly: one path, so ``{"amount": 0.10000000000000000000001}``
+        reaches a ``Decimal`` parameter with all its digits, and a value passed
+        directly and its JSON give one signature (SPEC §3.2).
         Booleans are never numbers, at any depth, and a ``bool`` accepts only
         ``true``/``false`` (SPEC §3.2).
 
@@ -615,16 +636,27 @@ class GuardedTool:
             ToolArgumentsError: not a JSON object, wrong types, missing or
                 extra fields, non-finite numbers, too deep nesting.
         """
-        try:
-            if isinstance(arguments, (str, bytes, bytearray)):
-                return self.arguments_model.model_validate_json(arguments)
-            if arguments is None:
-                return self.arguments_model.model_validate({})
-            if isinstance(arguments, Mapping):
-                return self.arguments_model.model_validate(arguments)
+        if isinstance(arguments, (str, bytes, bytearray)):  # a JSON text: decoded first, numbers exact
+            try:
+                arguments = _decode_json(arguments)
+            except ValueError as exc:
+                raise ToolArgumentsError(self.name, f"arguments: {exc}") from None
+            if not isinstance(arguments, dict):
+                kind = _json_kind(arguments)
+                raise ToolArgumentsError(self.name, f"arguments: Input should be an object, not {kind}")
+        elif arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, Mapping):
+            raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
+        try:  # one path for a decoded text and a mapping passed directly (SPEC §3.2)
+            bound = self.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
-        raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
+        for field in self._nested:  # inside a nested model, dataclass or TypedDict: a boolean is still not a number
+            where = _bool_made_number(arguments.get(field), getattr(bound, field), field)
+            if where:
+                raise ToolArgumentsError(self.name, f"{where}: a boolean is not a number")
+        return bound
 
     # -- SPEC §3.1, one step after the other --------------------------------------------
 

@@ -302,10 +302,16 @@ def prepare(
         from ..adapters import make_agent  # the runtime is imported only now
 
         built = make_agent(agent, client, tools, instructions=chosen.instructions, stream=stream)
+        built.name = chosen.agent_name
     else:
         cls = HarnessAgent if agent == "harness" else SimpleAgent
         built = cls(
-            client, tools, instructions=chosen.instructions, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+            client,
+            tools,
+            instructions=chosen.instructions,
+            stream=stream,
+            concurrent_tool_calls=concurrent_tool_calls,
+            name=chosen.agent_name,
         )
     setup = Setup(chosen, scope, task, used, built, chosen.prompt)
     if agent == "harness" and "opentelemetry.trace" in sys.modules:  # telemetry=on: spans if a tracer is set

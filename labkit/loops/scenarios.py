@@ -19,6 +19,7 @@ from ..transports.chat import ChatRequest
 from ..core.errors import UnknownScenarioError, UserError
 from ..core.limits import Limits
 from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
+from ..core.bodies import _body_shape
 from ..core.scope import ExecutionScope, GuardedTool, _limits
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 
@@ -56,9 +57,17 @@ class Tool:
 
         Tool("add", "math.add", add)
 
+    The body may be any callable a scope accepts (a function, an ``async
+    def``, a bound method, a classmethod or staticmethod taken from its
+    class, a ``functools.partial``, an object with ``__call__``), as long as
+    its first parameter takes the state.
+
     Raises:
         UserError: a name or capability that is not a non-empty str, or a body
-            that is not a function taking the state first.
+            that is not a callable taking the state first.
+        ToolDefinitionError: a body a run could not call (a generator
+            function, an argument without a type annotation...), refused
+            here rather than when a run starts (SPEC §3.1).
     """
 
     name: str
@@ -71,14 +80,25 @@ class Tool:
             value = getattr(self, what)
             if not isinstance(value, str) or not value:
                 raise UserError(f"a tool {what} is a non-empty str, not {value!r}")
-        if not (inspect.isfunction(self.body) or inspect.ismethod(self.body)):
-            raise UserError(f"tool {self.name!r}: the body must be a function (state, ...), not {self.body!r}")
-        params = list(inspect.signature(self.body).parameters.values())[1 if inspect.ismethod(self.body) else 0 :]
+        if isinstance(self.body, classmethod):
+            raise UserError(
+                f"tool {self.name!r}: a classmethod object taken from a class body cannot be called; "
+                "pass it as the class's attribute (Cls.method)"
+            )
+        if inspect.isclass(self.body) or not callable(self.body):
+            raise UserError(
+                f"tool {self.name!r}: the body must be a function (state, ...), not {type(self.body).__name__}"
+            )
+        try:
+            params = list(inspect.signature(self.body).parameters.values())
+        except (TypeError, ValueError):
+            params = []
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
             raise UserError(
                 f"tool {self.name!r}: the body's first parameter receives the host state, "
                 f"e.g. def {self.name}(state, x: int)"
             )
+        _body_shape(MethodType(self.body, SimpleNamespace()), self.name)  # what a run cannot run is refused now
 
     def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:
         """The guarded tool of one run: this body bound to ``state``, made by ``scope``."""
@@ -116,6 +136,7 @@ class Scenario:
         condition: the condition in words, for headers.
         instructions: the system message.
         prompt: the user message.
+        agent_name: the agent's name in headers and spans (the seed's ``BoundedReviewer``).
 
     Raises:
         UserError: a field of the wrong kind (e.g. a script that is not
@@ -133,10 +154,13 @@ class Scenario:
     condition: str = ReviewTask.condition
     instructions: str = INSTRUCTIONS
     prompt: str = PROMPT
+    agent_name: str = "BoundedReviewer"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise UserError(f"a scenario name is a non-empty str, not {self.name!r}")
+        if not isinstance(self.agent_name, str) or not self.agent_name:
+            raise UserError(f"scenario {self.name!r}: agent_name is a non-empty str, not {self.agent_name!r}")
         try:
             ScriptedTransport(self.script)  # checks every step of a list
         except TypeError as exc:
@@ -191,6 +215,7 @@ def scenario(
     condition: str | None = None,
     instructions: str = _GENERIC_INSTRUCTIONS,
     prompt: str = "Please do the task.",
+    agent_name: str | None = None,
 ) -> Scenario:
     """Declare a scenario: the public way, used by the seed scenarios too.
 
@@ -208,6 +233,8 @@ def scenario(
         limits: :class:`~labkit.Limits` or a mapping of its fields; default 6 / 4 / 1 / 120 s.
         summary, condition: one line each, for headers (defaults derived from the name).
         instructions, prompt: the system and user messages (matter for a live model only).
+        agent_name: the agent's name in the console's header and in spans;
+            default: the scenario's name (the seed scenarios' agent is ``BoundedReviewer``).
 
     Returns:
         A frozen :class:`Scenario`; run it with ``labkit.run(it, agent=...)``.
@@ -242,6 +269,7 @@ def scenario(
         condition=condition if condition is not None else f"{getattr(done, '__name__', 'done')}(state) holds",
         instructions=instructions,
         prompt=prompt,
+        agent_name=agent_name if agent_name is not None else name,
     )
 
 
@@ -258,6 +286,7 @@ def _review(name: str, summary: str, script: Script, **options: Any) -> Scenario
         condition=ReviewTask.condition,
         instructions=INSTRUCTIONS,
         prompt=PROMPT,
+        agent_name="BoundedReviewer",
         **options,
     )
 
@@ -343,11 +372,15 @@ def get_scenario(name: str | Scenario) -> Scenario:
 def load_scenario(spec: str) -> Scenario:
     """Load the scenario ``NAME`` from ``path/to/file.py:NAME`` (the console's ``labkit run FILE.py:NAME``).
 
-    The file is executed as a module of its own (not added to ``sys.modules``).
-    While it runs, its folder is first on ``sys.path`` so that it can import
-    its neighbours; afterwards, whether it loaded or failed, exactly that
-    entry is taken out again: an equal entry someone else added stays, and
-    so does any change the file made to ``sys.path`` itself.
+    The file is executed once per call, as a module of its own named
+    ``_labkit_scenario_<stem>``. While it runs, that module is in
+    ``sys.modules`` (as during an import, so ``@dataclass``, ``from __future__
+    import annotations``, pydantic models and pickling find it) and its
+    folder is first on ``sys.path`` so that it can import its neighbours;
+    afterwards, whether it loaded or failed, both are taken out again (a
+    module of that name present before is put back): an equal ``sys.path``
+    entry someone else added stays, and so does any change the file made to
+    ``sys.path`` itself.
 
     Raises:
         UserError: ``spec`` is not a str, no ``:NAME`` part, the file does not exist (or is a
@@ -364,12 +397,15 @@ def load_scenario(spec: str) -> Scenario:
     path = Path(path_text)
     if not path.is_file():
         raise UserError(f"scenario file {path_text!r} {'is not a file' if path.exists() else 'does not exist'}")
-    module_spec = importlib.util.spec_from_file_location(f"_labkit_scenario_{path.stem}", path)
+    module_name = "_labkit_scenario_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
     if module_spec is None or module_spec.loader is None:  # pragma: no cover - a .py file always has a loader
         raise UserError(f"cannot load scenario file {path_text!r}")
     module = importlib.util.module_from_spec(module_spec)
     folder = str(path.resolve().parent)  # this very str object marks the entry added here
     sys.path.insert(0, folder)  # the file may import its neighbours while it runs
+    before = sys.modules.get(module_name, _MISSING)
+    sys.modules[module_name] = module  # as an import does: dataclasses, string annotations and pickle look it up
     try:
         module_spec.loader.exec_module(module)
     except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
@@ -381,6 +417,11 @@ def load_scenario(spec: str) -> Scenario:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc
     finally:
         _remove_entry(sys.path, folder)
+        if sys.modules.get(module_name) is module:
+            if before is _MISSING:
+                del sys.modules[module_name]
+            else:
+                sys.modules[module_name] = before
     found = getattr(module, attribute, _MISSING)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]

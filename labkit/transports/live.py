@@ -24,7 +24,15 @@ Foreign errors are mapped once, at this boundary (:data:`ERROR_MAP`,
 * an HTTP 408/409/429/5xx answer -> :class:`~labkit.ProviderUnavailable` too,
   but the message says the server is up and quotes its own error message;
 * 400/401/403/404/422 and other 4xx -> :class:`~labkit.ConfigurationError`
-  naming what to fix (the key variable, the model, the base URL);
+  naming what to fix (the key variable, the model, the base URL); a 400's
+  hint follows what its message says (unknown model, key, context too long,
+  tool calling not enabled);
+* an address that answers but is not a chat-completions endpoint (HTTP
+  405/501, or a 404 HTML page, e.g. ``python -m http.server``) ->
+  :class:`~labkit.ConfigurationError` quoting the page's own text;
+* a server that accepted the connection and then sent nothing within
+  ``timeout_s`` -> :class:`~labkit.ProviderUnavailable` "up but silent"
+  (busy or stalled), never "cannot reach";
 * a malformed or ambiguous answer -> :class:`~labkit.ProviderResponseError`.
 
 The ``openai`` client's own retries are always off: each :meth:`LiveTransport.send`
@@ -48,6 +56,7 @@ import re
 import socket
 import tomllib
 from collections.abc import AsyncIterator, Mapping
+from html import unescape
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -283,11 +292,21 @@ def map_error(exc: BaseException, profile: LiveProfile) -> LabkitError:
     url = f"{profile.base_url}/chat/completions"
     row = _row(type(exc))
     if row is None:  # the HTTP layer, below the openai client (e.g. a stream cut mid-way)
+        if _below(exc, "ReadTimeout"):
+            return ProviderUnavailable(
+                f"the model server at {url} went silent mid-answer for {profile.timeout_s:g} s (busy or stalled); "
+                "check the server"
+            )
         if _is_transport_error(exc):
             return ProviderUnavailable(f"the connection to {url} failed mid-answer ({_cause(exc)}); check the server")
         return ProviderResponseError(f"the answer from {url} could not be read ({type(exc).__name__}: {exc})")
     name, kind, _ = row
     status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and _not_a_chat_endpoint(status, exc):
+        return ConfigurationError(
+            f"{url} is not a chat-completions endpoint: it answered HTTP {status} ({_server_message(exc)}); "
+            f"point --base-url, ${ENV_BASE_URL} or the profile file's base_url at the API root (it usually ends in /v1)"
+        )
     if name == "APIStatusError" and isinstance(status, int) and (status >= 500 or status in _RETRIED):
         kind = ProviderUnavailable
     if kind is ProviderUnavailable:
@@ -295,7 +314,15 @@ def map_error(exc: BaseException, profile: LiveProfile) -> LabkitError:
             return ProviderUnavailable(
                 f"the model server at {url} is up but answered HTTP {status}: {_server_message(exc)}"
             )
-        if name == "APITimeoutError":
+        if name == "APITimeoutError" and _below(exc, "ReadTimeout"):  # connected, then nothing came
+            return ProviderUnavailable(
+                f"the model server at {url} is up but silent for {profile.timeout_s:g} s (busy or stalled): "
+                "it accepted the connection and sent no answer; wait for it to finish its work, restart it, "
+                "or raise timeout_s in the profile"
+            )
+        if name == "APITimeoutError" and _below(exc, "ConnectTimeout"):
+            why = f"no connection within {min(profile.timeout_s, _CONNECT_S):g} s"
+        elif name == "APITimeoutError":
             why = f"no answer within {profile.timeout_s:g} s"
         else:
             why = _cause(exc)
@@ -348,14 +375,103 @@ def _cause(exc: BaseException) -> str:
     return (str(first).strip() or type(first).__name__).splitlines()[0][:160]
 
 
+def _below(exc: BaseException, name: str) -> bool:
+    """Whether an exception of class ``name`` (e.g. httpx's ``ReadTimeout``) is in ``exc``'s chain."""
+    seen: BaseException | None = exc
+    for _ in range(12):
+        if seen is None:
+            return False
+        if any(c.__name__ == name for c in type(seen).__mro__):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+_QUOTE_MAX = 200
+
+
+def _quote(text: str, limit: int = _QUOTE_MAX) -> str:
+    """``text`` on one line, cut at a word boundary (never mid-word) with an ellipsis when longer than ``limit``."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit + 1].rsplit(" ", 1)[0] if " " in line[:limit] else line[:limit]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _page_text(html: str) -> str:
+    """The words of an HTML page: scripts and styles dropped, tags as spaces, entities decoded."""
+    html = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", html)
+    return " ".join(unescape(re.sub(r"<[^>]*>", " ", html)).split())
+
+
+def _looks_like_html(text: str) -> bool:
+    return text.lstrip()[:15].lower().startswith(("<!doctype html", "<html", "<head", "<body", "<title"))
+
+
+def _body_text(exc: BaseException) -> str | None:
+    """The raw text of a non-JSON error body (an HTML page, plain text), or ``None``."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, str):
+        return body
+    response = getattr(exc, "response", None)
+    if body is None and response is not None:
+        with contextlib.suppress(Exception):
+            return str(response.text)
+    return None
+
+
+def _not_a_chat_endpoint(status: int, exc: BaseException) -> bool:
+    """HTTP 405/501 (a server that has no such method there), or a 404 answered with an HTML page (SPEC §6)."""
+    if status in (405, 501):
+        return True
+    text = _body_text(exc)
+    return status == 404 and text is not None and _looks_like_html(text)
+
+
 def _server_message(exc: BaseException) -> str:
+    """What the server said, on one line and cut at a word: the JSON error's message, or a page's text."""
     body = getattr(exc, "body", None)
     if isinstance(body, Mapping):
         error = body.get("error", body)
         message = error.get("message") if isinstance(error, Mapping) else error
         if message:
-            return str(message).splitlines()[0][:200]
-    return (str(getattr(exc, "message", "") or exc).splitlines() or [type(exc).__name__])[0][:200]
+            return _quote(str(message))
+    text = _body_text(exc)
+    if text:
+        return _quote(_page_text(text) if _looks_like_html(text) else text)
+    return _quote(str(getattr(exc, "message", "") or exc) or type(exc).__name__)
+
+
+_HINTS_400 = (
+    (
+        re.compile(r"model.*(not found|does not exist|unknown|invalid|no such|not available)|(unknown|invalid) model",
+                   re.I),
+        "the server does not know model {model!r}: choose one it serves with --model or ${env_model}",
+    ),
+    (
+        re.compile(r"api[ _-]?key|auth|token is|no connected db|unauthori[sz]ed|credential", re.I),
+        "the server refused the key: check the variable named by --api-key-env or ${env_key}",
+    ),
+    (
+        re.compile(r"context|too long|too many tokens|max_model_len|maximum.*length|exceeds.*(length|tokens)", re.I),
+        "the conversation is longer than the server's context: start the server with a larger context "
+        "(e.g. --ctx-size, --max-model-len) or lower the limits",
+    ),
+    (
+        re.compile(r"tool|function call", re.I),
+        "tool calling is not enabled for this model on the server: enable it (e.g. llama-server --jinja, "
+        "vLLM --enable-auto-tool-choice --tool-call-parser) or choose a model that supports it",
+    ),
+)
+"""A 400's hint by what its message says (first match wins); none matching: the generic hint."""
+
+
+def _hint_400(said: str, profile: LiveProfile) -> str:
+    for pattern, hint in _HINTS_400:
+        if pattern.search(said):
+            return hint.format(model=profile.model, env_model=ENV_MODEL, env_key=ENV_API_KEY_ENV)
+    return "the server's message says why; check the model (--model) and the server's settings, e.g. tool calling"
 
 
 def _what_to_fix(status: int | None, profile: LiveProfile, url: str, said: str) -> str:
@@ -376,10 +492,8 @@ def _what_to_fix(status: int | None, profile: LiveProfile, url: str, said: str) 
             f"model {profile.model!r} was not found at {url} (404: {said}); pull it (e.g. `ollama pull "
             f"{profile.model}`), choose another with --model / ${ENV_MODEL}, or check the base URL ends in /v1"
         )
-    return (
-        f"the server at {url} rejected the request for model {profile.model!r} (HTTP {status}: {said}); "
-        "choose a model that supports tool calling (--model) or check the server's settings"
-    )
+    rejected = f"the server at {url} rejected the request for model {profile.model!r} (HTTP {status}: {said})"
+    return f"{rejected}; {_hint_400(said, profile)}"
 
 
 # -- the transport ---------------------------------------------------------------------
