@@ -63,10 +63,10 @@ from .core.errors import ConfigurationError, FrameworkError, ProviderResponseErr
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
+from .loops.scenarios import SCENARIOS, Scenario, get_scenario
 
 EXIT_FRAMEWORK = 70
 """Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
-from .loops.scenarios import SCENARIOS, Scenario, get_scenario
 
 __all__ = ["main"]
 
