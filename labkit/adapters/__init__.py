@@ -46,7 +46,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import itertools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -451,11 +451,9 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines() or ["<no message>"])[0][:300]
 
 
-def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseException | None:
-    """The exception of ``passed`` (raised by the transport) that ``exc`` is or wraps, if any."""
-    if not passed:
-        return None
-    ids = {id(p) for p in passed}
+def _linked(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it wraps, each once, nearest first: the members of an exception
+    group, then ``__cause__`` and ``__context__``, followed to the end of the chain."""
     seen: set[int] = set()
     todo: list[BaseException] = [exc]
     while todo:
@@ -463,29 +461,19 @@ def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseExcept
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if id(current) in ids:
-            return current
+        yield current
         if isinstance(current, BaseExceptionGroup):
             todo.extend(current.exceptions)
         todo.extend(linked for linked in (current.__cause__, current.__context__) if linked is not None)
-    return None
+
+
+def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseException | None:
+    """The exception of ``passed`` (raised by the transport) that ``exc`` is or wraps, if any."""
+    ids = {id(p) for p in passed}
+    return next((current for current in _linked(exc) if id(current) in ids), None) if ids else None
 
 
 def labkit_cause(exc: BaseException) -> LabkitError | None:
     """The labkit error a framework wrapped (``__cause__``/``__context__`` chain, exception groups), if any."""
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo:
-        current = todo.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, LabkitError):
-            return current
-        if isinstance(current, BaseExceptionGroup):
-            todo.extend(current.exceptions)
-        for linked in (current.__cause__, current.__context__):
-            if linked is not None:
-                todo.append(linked)
-    return None
+    return next((current for current in _linked(exc) if isinstance(current, LabkitError)), None)
 
