@@ -89,8 +89,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.capstone")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(json.dumps({"bound": BOUND, "correct": _measure(Guard, args.repeats),
-                      "split": _measure(SplitGuard, args.repeats)}))
+    print(
+        json.dumps(
+            {"bound": BOUND, "correct": _measure(Guard, args.repeats), "split": _measure(SplitGuard, args.repeats)}
+        )
+    )
 
 
 if __name__ == "__main__":

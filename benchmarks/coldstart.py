@@ -18,13 +18,28 @@ import sys
 import tempfile
 import time
 
-HEAVY = ("pandas", "matplotlib", "ipywidgets", "IPython", "ipykernel", "jupyter", "jupyter_client", "jupyterlab", "notebook", "numpy")
+HEAVY = (
+    "pandas",
+    "matplotlib",
+    "ipywidgets",
+    "IPython",
+    "ipykernel",
+    "jupyter",
+    "jupyter_client",
+    "jupyterlab",
+    "notebook",
+    "numpy",
+)
 
 COMMANDS = {
     "python_empty": [sys.executable, "-c", "pass"],
     "floor": [sys.executable, "-c", "import asyncio, pydantic"],
     # pydantic's top module is lazy: the model machinery loads with the first BaseModel subclass.
-    "floor_with_a_model": [sys.executable, "-c", "import asyncio\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int"],
+    "floor_with_a_model": [
+        sys.executable,
+        "-c",
+        "import asyncio\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int",
+    ],
     "import_labkit": [sys.executable, "-c", "import labkit"],
     "console": [sys.executable, "-m", "labkit", "run", "complete"],
 }

@@ -54,7 +54,12 @@ def measure(where: str, workers: int, operations: int) -> dict[str, Any]:
     wall = time.perf_counter() - started
     with DecisionStore(where) as store:
         effects = len(store.effects())
-    row = {"workers": workers, "settles": workers * operations, "wall_s": wall, "settles_per_s": workers * operations / wall}
+    row = {
+        "workers": workers,
+        "settles": workers * operations,
+        "wall_s": wall,
+        "settles_per_s": workers * operations / wall,
+    }
     if effects != workers * operations or any(p.exitcode != 0 for p in procs):
         row["error"] = f"{effects} effects for {workers * operations} settles; exit codes {[p.exitcode for p in procs]}"
     return row
@@ -73,7 +78,9 @@ def main() -> None:
     from postgres_server import fresh_database, running_postgres, unavailable
 
     if args.postgres_url:
-        result["postgresql"] = [measure(fresh_database(args.postgres_url, f"bench_{w}"), w, args.operations) for w in WORKERS]
+        result["postgresql"] = [
+            measure(fresh_database(args.postgres_url, f"bench_{w}"), w, args.operations) for w in WORKERS
+        ]
     elif unavailable():
         result["postgresql_skipped"] = unavailable()
     else:

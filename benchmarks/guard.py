@@ -97,8 +97,10 @@ def measure(repeats: int = 9, number: int = 20000) -> dict[str, Any]:
     assert stool.invoke(ARGS) == _sync_body(**stool.bind(ARGS).__dict__) == 42
     sync_rounds = []
     for r in range(repeats):
-        sides = [lambda: _block(lambda: stool.invoke(ARGS), number),
-                 lambda: _block(lambda: _sync_body(**stool.bind(ARGS).__dict__), number)]
+        sides = [
+            lambda: _block(lambda: stool.invoke(ARGS), number),
+            lambda: _block(lambda: _sync_body(**stool.bind(ARGS).__dict__), number),
+        ]
         if r % 2:
             u, g = sides[1](), sides[0]()
         else:

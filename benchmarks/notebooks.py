@@ -66,7 +66,9 @@ def measure(directory: Path, workers: int, repeats: int = 3) -> dict[str, object
     serial, code, tail = _wall([python, "-m", "pytest", *paths, *flags], root)
     result.update(serial_s=serial, serial_exit=code, serial_summary=tail)
     # --dist loadfile: a notebook's cells share one kernel, so all of them must go to the same worker.
-    parallel, code, tail = _wall([python, "-m", "pytest", *paths, *flags, "-n", str(workers), "--dist", "loadfile"], root)
+    parallel, code, tail = _wall(
+        [python, "-m", "pytest", *paths, *flags, "-n", str(workers), "--dist", "loadfile"], root
+    )
     result.update(parallel_s=parallel, parallel_exit=code, parallel_summary=tail, workers=workers)
     return result
 

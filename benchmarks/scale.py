@@ -83,7 +83,9 @@ async def concurrent_runs(n: int) -> dict[str, float]:
     gc.collect()  # the previous measurement's garbage is not this one's work
     start = time.perf_counter()
     setups = [
-        labkit.prepare(scenario, agent="harness" if i % 2 == 0 else "simple", transport=YieldingTransport(scenario.transport()))
+        labkit.prepare(
+            scenario, agent="harness" if i % 2 == 0 else "simple", transport=YieldingTransport(scenario.transport())
+        )
         for i in range(n)
     ]
     prepared = time.perf_counter()

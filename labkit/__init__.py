@@ -54,7 +54,17 @@ from .core.events import ControlEvent, EventKind, StopReason
 from .core.limits import Limits
 from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
 from .core.signature import canonical, signature
-from .transports.chat import ChatChunk, ChatRequest, CountingClient, Message, Role, ToolCall, ToolSpec, Transport, assemble
+from .transports.chat import (
+    ChatChunk,
+    ChatRequest,
+    CountingClient,
+    Message,
+    Role,
+    ToolCall,
+    ToolSpec,
+    Transport,
+    assemble,
+)
 from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .loops.outcome import (

@@ -144,9 +144,7 @@ def _postgres_connect(url: str) -> Any:
     try:
         import psycopg
     except ImportError:
-        raise MissingExtraError(
-            "a postgresql:// store needs psycopg 3: pip install 'labkit[postgres]'"
-        ) from None
+        raise MissingExtraError("a postgresql:// store needs psycopg 3: pip install 'labkit[postgres]'") from None
     try:
         return psycopg.connect(url, autocommit=True)  # the store says BEGIN and COMMIT itself
     except psycopg.Error as exc:

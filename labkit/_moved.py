@@ -113,7 +113,9 @@ class _SameModule(importlib.abc.Loader):
 class _OldPathFinder(importlib.abc.MetaPathFinder):
     """Finds labkit's old flat module paths; every other name goes to the usual finders."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         new = new_name(fullname)
         if new is None:
             return None

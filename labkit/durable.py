@@ -328,11 +328,14 @@ class DecisionStore:
         text = proposal_text(arguments)
         sign = canonical(_json_shaped(dict(arguments)))
         with self._transaction():
-            inserted = self._sql(
-                "INSERT INTO operations (op_id, tool, proposal, signature, state) VALUES (?, ?, ?, ?, 'proposed')"
-                " ON CONFLICT (op_id) DO NOTHING",
-                (op_id, tool, text, sign),
-            ).rowcount == 1
+            inserted = (
+                self._sql(
+                    "INSERT INTO operations (op_id, tool, proposal, signature, state) VALUES (?, ?, ?, ?, 'proposed')"
+                    " ON CONFLICT (op_id) DO NOTHING",
+                    (op_id, tool, text, sign),
+                ).rowcount
+                == 1
+            )
             stored = self._require(op_id)
         if (stored.tool, stored.signature) != (tool, sign):
             raise ProposalConflict(
@@ -395,8 +398,9 @@ class DecisionStore:
         self._sql("UPDATE operations SET state = 'applied', result = ? WHERE op_id = ?", (result, op.op_id))
         return self._require(op.op_id)
 
-    def settle(self, op_id: str, tool: str, arguments: Mapping[str, Any], decide: Decide,
-               effect: Effect | None = None) -> Settlement:
+    def settle(
+        self, op_id: str, tool: str, arguments: Mapping[str, Any], decide: Decide, effect: Effect | None = None
+    ) -> Settlement:
         """Take an operation as far as it can go, skipping every step already recorded (replay-safe).
 
         Three transactions, each one step (SPEC §7): propose (or find the
@@ -496,8 +500,16 @@ class _Transaction:
             store._lock.release()
 
 
-def settle_together(where: str | PathLike[str], op_id: str, tool: str, arguments: Mapping[str, Any],
-                    decide: Decide, effect: Effect | None = None, *, hosts: int = 2) -> list[Settlement]:
+def settle_together(
+    where: str | PathLike[str],
+    op_id: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+    decide: Decide,
+    effect: Effect | None = None,
+    *,
+    hosts: int = 2,
+) -> list[Settlement]:
     """Settle one operation from ``hosts`` hosts at once, each with its own connection (chapter 9's race).
 
     Each host is a thread that opens its own :class:`DecisionStore` on

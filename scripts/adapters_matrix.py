@@ -67,7 +67,11 @@ def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[
     python = where / "venv" / "bin" / "python"
     source = where / "labkit"  # a copy of the checkout as it is now: later edits do not change this run
     try:
-        shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "my-workbook", "*_cache", "__pycache__", ".hypothesis"))
+        shutil.copytree(
+            ROOT,
+            source,
+            ignore=shutil.ignore_patterns(".venv", ".git", "my-workbook", "*_cache", "__pycache__", ".hypothesis"),
+        )
         subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True)
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         installed = subprocess.run(
@@ -79,7 +83,10 @@ def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[
         environment = {**os.environ, "LABKIT_PARITY_EXAMPLES": os.environ.get("LABKIT_PARITY_EXAMPLES", "100")}
         result = subprocess.run(
             [str(python), "-m", "pytest", *TESTS, "-q", "-p", "no:cacheprovider", "-x"],  # the others skip
-            cwd=source, capture_output=True, text=True, env=environment,
+            cwd=source,
+            capture_output=True,
+            text=True,
+            env=environment,
         )
         last = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
         if result.returncode != 0:

@@ -75,14 +75,16 @@ def scaffold(source: str) -> str:
             lines[start : end + 1] = [f"{node.targets[0].id} = {_blank(node.value)}  # your guess"]
             replaced = True
     if not replaced:
-        raise SystemExit("a solution cell must assign the guesses, e.g. my_status = \"RepeatedCall\"")
+        raise SystemExit('a solution cell must assign the guesses, e.g. my_status = "RepeatedCall"')
     return "\n".join(lines)
 
 
 def _blank(value: ast.expr) -> str:
     """``...`` for one guess; ``{"label": ..., ...}`` for one guess per label, so the learner sees the labels."""
-    if isinstance(value, ast.Dict) and value.keys and all(
-        isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys
+    if (
+        isinstance(value, ast.Dict)
+        and value.keys
+        and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
     ):
         return "{" + ", ".join(f"{k.value!r}: ..." for k in value.keys).replace("'", '"') + "}"  # type: ignore[union-attr]
     return "..."

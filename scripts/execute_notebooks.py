@@ -26,8 +26,16 @@ NOTEBOOK_TIMEOUT_S = 300
 
 def execute(notebook: Path) -> None:
     command = [
-        sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
-        f"--ExecutePreprocessor.timeout={CELL_TIMEOUT_S}", "--ExecutePreprocessor.kernel_name=python3",
+        sys.executable,
+        "-m",
+        "jupyter",
+        "nbconvert",
+        "--to",
+        "notebook",
+        "--execute",
+        "--inplace",
+        f"--ExecutePreprocessor.timeout={CELL_TIMEOUT_S}",
+        "--ExecutePreprocessor.kernel_name=python3",
         "--ExecutePreprocessor.store_widget_state=False",
         str(notebook),
     ]
@@ -77,7 +85,9 @@ def shorten_tracebacks(notebook: Path) -> None:
 
 def main(argv: list[str]) -> int:
     folder = ROOT / "notebooks"
-    notebooks = [Path(a).resolve() for a in argv] or sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted(folder.glob("appendix_*.ipynb"))
+    notebooks = [Path(a).resolve() for a in argv] or sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted(
+        folder.glob("appendix_*.ipynb")
+    )
     for notebook in notebooks:
         print(f"executing {notebook.relative_to(ROOT)}")
         execute(notebook)

@@ -222,7 +222,9 @@ def port_flags(port: int) -> list[str]:
 def server_command(root: Path = ROOT, extra: list[str] | None = None, port: int | None = None) -> list[str]:
     """The ``jupyter lab`` command line: root dir, chapter 1 as default URL, no news, ``port``; ``extra`` appended."""
     command = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable,
+        "-m",
+        "jupyterlab",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.default_url={default_url(root)}",
         *SERVER_FLAGS,

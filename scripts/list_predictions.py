@@ -62,8 +62,14 @@ CHECK_CALLS = ("labkit.check(", "labkit.compare(")
 RUN_CALLS = {"run", "prepare"}
 QUOTES = "\"'`“”‘’"
 STATUSES = (
-    "Completed", "Incomplete", "PermissionDenied", "RepeatedCall",
-    "ToolBudget", "ModelBudget", "DeadlineExceeded", "ProviderUnavailable",
+    "Completed",
+    "Incomplete",
+    "PermissionDenied",
+    "RepeatedCall",
+    "ToolBudget",
+    "ModelBudget",
+    "DeadlineExceeded",
+    "ProviderUnavailable",
 )
 OBJECTIVES = re.compile(r"^\*\*What you will (?:be able to do|learn)\*\*", re.M)
 STOPWORDS = frozenset(
@@ -128,7 +134,8 @@ def _assigned_values(source: str) -> tuple[object, ...]:
     except SyntaxError:
         return ()
     return tuple(
-        node.value.value for node in tree.body
+        node.value.value
+        for node in tree.body
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
     )
 
@@ -161,7 +168,8 @@ def _statuses(values: tuple[object, ...]) -> list[str]:
 def _value_words(values: tuple[object, ...]) -> list[str]:
     """Values a text could give away: strings, and numbers other than 0 and 1 (too common to give anything away)."""
     return [
-        str(v) for v in values
+        str(v)
+        for v in values
         if isinstance(v, str) or (isinstance(v, int | float) and not isinstance(v, bool) and v not in (0, 1))
     ]
 
@@ -223,7 +231,9 @@ def _folds(cells: list[nbformat.NotebookNode]) -> list[str]:
 
 def _section_headings(cells: list[nbformat.NotebookNode], index: int) -> list[tuple[int, int, str]]:
     """(cell, offset, text) of every heading before cell ``index``, the title excepted."""
-    return [(at, offset, heading) for at, cell in enumerate(cells[1:index], start=1) for offset, heading in _headings(cell)]
+    return [
+        (at, offset, heading) for at, cell in enumerate(cells[1:index], start=1) for offset, heading in _headings(cell)
+    ]
 
 
 def section(cells: list[nbformat.NotebookNode], index: int) -> list[tuple[nbformat.NotebookNode, str]]:
@@ -254,7 +264,11 @@ def _lookups(item: "Prediction", cells: list[nbformat.NotebookNode], index: int,
             what = ", ".join(given) if given else f"its reason ({', '.join(sorted(shared))})"
             problems.append(f"looks up: the heading {heading.strip()!r} gives {what}")
     if statuses:
-        texts = [text for cell, text in section(cells, index) for text in [text if cell.cell_type == "markdown" else _outputs(cell)]]
+        texts = [
+            text
+            for cell, text in section(cells, index)
+            for text in [text if cell.cell_type == "markdown" else _outputs(cell)]
+        ]
         for text in texts:
             for line in re.split(r"(?<=[.?!:])\s+|\n", text):
                 if line.rstrip().endswith("?"):
@@ -264,6 +278,7 @@ def _lookups(item: "Prediction", cells: list[nbformat.NotebookNode], index: int,
                     problems.append(f"looks up: its own case states the answer before it: {_normal(line)[:80]!r}")
                     return problems
     return problems
+
 
 def _normal(text: str) -> str:
     return " ".join(text.split())
@@ -336,10 +351,15 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
             code = [c.source for c in setup if c.cell_type == "code"]
             text = [c.source for c in setup if c.cell_type == "markdown"]
             item = Prediction(
-                chapter=path.name, cell=cell.get("id", str(index)), index=index,
-                predicts=_assigned_names(cell.source), setup_code=_normal("\n".join(code)),
-                setup_text=_normal("\n".join(text)), summary=_summary(code, text),
-                values=_assigned_values(cell.source), reason=content_words(_comments(cell.source)),
+                chapter=path.name,
+                cell=cell.get("id", str(index)),
+                index=index,
+                predicts=_assigned_names(cell.source),
+                setup_code=_normal("\n".join(code)),
+                setup_text=_normal("\n".join(text)),
+                summary=_summary(code, text),
+                values=_assigned_values(cell.source),
+                reason=content_words(_comments(cell.source)),
                 calls=_named_calls("\n".join(text for _, text in section(cells, index))),
             )
             item.problems += _lookups(item, cells, index, goals)
@@ -367,7 +387,11 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
             folds = earlier_folds + [(path.name, fold) for fold in _folds(cells[:index])]
             words = _value_words(item.values)
             for chapter, fold in folds:
-                if _statuses(item.values) and all(_holds(fold, w) for w in words) and len(item.reason & content_words(fold)) >= 3:
+                if (
+                    _statuses(item.values)
+                    and all(_holds(fold, w) for w in words)
+                    and len(item.reason & content_words(fold)) >= 3
+                ):
                     item.problems.append(f"repeats a folded answer of {chapter}: {_normal(fold)[:70]!r}")
                     break
             found.append(item)

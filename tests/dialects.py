@@ -112,7 +112,9 @@ class Dialect:
     def _arguments_text(self, call: ToolCall) -> str:
         text = call.arguments
         if self.spacing:
-            text = json.dumps(json.loads(text), separators=(f"{self.spacing},{self.spacing}", f"{self.spacing}:{self.spacing}"))
+            text = json.dumps(
+                json.loads(text), separators=(f"{self.spacing},{self.spacing}", f"{self.spacing}:{self.spacing}")
+            )
             text = "{" + self.spacing + text[1:-1] + self.spacing + "}"
         return text + self.trailing
 
@@ -128,7 +130,10 @@ class Dialect:
         message["content"] = text or self.content_with_calls
         message["tool_calls"] = []
         for call in calls:
-            wire: dict[str, Any] = {"type": "function", "function": {"name": call.name, "arguments": self._arguments(call)}}
+            wire: dict[str, Any] = {
+                "type": "function",
+                "function": {"name": call.name, "arguments": self._arguments(call)},
+            }
             if ids[call.id] is not None:
                 wire["id"] = ids[call.id]
             message["tool_calls"].append(wire)
@@ -239,27 +244,109 @@ class Quirk:
 
 
 QUIRKS: tuple[Quirk, ...] = (
-    Quirk("a new id at a reused `index`", "starts a new call: ids come before indexes", "test_two_calls_sharing_index_0"),
-    Quirk("no `index` on tool-call deltas", "a delta with an id it knows continues that call; one without id or index continues the last call", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("no id on tool calls", "names the call `call_<n>` (its order in the reply)", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("id and name repeated in every delta", "set once, never joined; a different name for one call is refused as ambiguous", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("`\"id\": \"\"` in continuation deltas", "an empty id counts as no id", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("arguments as a JSON object, not a string", "accepted on both paths (encoded as JSON)", "test_the_argument_table_is_read_alike_streamed_or_not"),
-    Quirk("arguments `null`, absent or `\"\"` in a complete reply", "no arguments: `{}` on both paths", "test_the_argument_table_is_read_alike_streamed_or_not"),
-    Quirk("whitespace around arguments", "kept; binding reads the JSON", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("more argument text after a whole JSON value, or two different names for one call", "refused: `ProviderResponseError` (exit 76), nothing runs", "test_an_ambiguous_stream_is_refused"),
-    Quirk("`content: null` or `\"\"` beside tool calls", "both read as no text; labkit sends `\"\"` back in the history", "test_history_sent_back_is_accepted_by_every_dialect"),
-    Quirk("a legacy `function_call` beside `tool_calls`", "ignored: `tool_calls` is read", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("`finish_reason: \"stop\"` with tool calls", "the calls run (a complete reply)", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("`finish_reason: \"length\"` (cut at `max_tokens`)", "no call of the reply reaches a guard or a body; each gets a result saying the reply was cut; the loop goes on", "test_a_reply_cut_at_the_cap_runs_nothing"),
-    Quirk("a stream without `finish_reason` or without `[DONE]`", "`ProviderUnavailable` (the reply was cut short): its text is not an answer, its calls never run", "test_a_stream_cut_short_is_one_status"),
-    Quirk("usage only in a last chunk without choices, or no usage", "ignored (labkit counts calls, not tokens)", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("several calls in one chunk, or interleaved deltas", "joined by id, then index", "test_several_calls_per_chunk_and_interleaved"),
-    Quirk("`tools` ignored unless `tool_choice` is sent", "labkit sends `tool_choice: \"auto\"` with its tools", "test_the_request_says_tool_choice_auto"),
-    Quirk("an event stream with no event at all (llama-cpp-python cannot stream an automatic tool call)", "`ProviderUnavailable` (the reply was cut short), like any stream without its end", "tests/test_real_server.py::test_llama_cpp_python_cannot_stream_an_automatic_tool_call"),
-    Quirk("HTTP 5xx from a server that is up", "`ProviderUnavailable` quoting the server's message, not \"cannot reach\"; no hidden retry", "tests/test_live.py::test_an_error_status_is_provider_unavailable_quoting_the_server"),
-    Quirk("`function_call: null` beside `tool_calls`", "ignored: `tool_calls` is read", "test_every_dialect_matches_the_scripted_transport"),
-    Quirk("HTTP 400 whose message names the cause (unknown model, wrong key, context too long, tool calling off)", "`ConfigurationError` quoting the message, with the one hint that fits it", "tests/test_live.py::test_a_400s_hint_fits_its_message"),
+    Quirk(
+        "a new id at a reused `index`", "starts a new call: ids come before indexes", "test_two_calls_sharing_index_0"
+    ),
+    Quirk(
+        "no `index` on tool-call deltas",
+        "a delta with an id it knows continues that call; one without id or index continues the last call",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "no id on tool calls",
+        "names the call `call_<n>` (its order in the reply)",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "id and name repeated in every delta",
+        "set once, never joined; a different name for one call is refused as ambiguous",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        '`"id": ""` in continuation deltas',
+        "an empty id counts as no id",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "arguments as a JSON object, not a string",
+        "accepted on both paths (encoded as JSON)",
+        "test_the_argument_table_is_read_alike_streamed_or_not",
+    ),
+    Quirk(
+        'arguments `null`, absent or `""` in a complete reply',
+        "no arguments: `{}` on both paths",
+        "test_the_argument_table_is_read_alike_streamed_or_not",
+    ),
+    Quirk(
+        "whitespace around arguments",
+        "kept; binding reads the JSON",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "more argument text after a whole JSON value, or two different names for one call",
+        "refused: `ProviderResponseError` (exit 76), nothing runs",
+        "test_an_ambiguous_stream_is_refused",
+    ),
+    Quirk(
+        '`content: null` or `""` beside tool calls',
+        'both read as no text; labkit sends `""` back in the history',
+        "test_history_sent_back_is_accepted_by_every_dialect",
+    ),
+    Quirk(
+        "a legacy `function_call` beside `tool_calls`",
+        "ignored: `tool_calls` is read",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        '`finish_reason: "stop"` with tool calls',
+        "the calls run (a complete reply)",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        '`finish_reason: "length"` (cut at `max_tokens`)',
+        "no call of the reply reaches a guard or a body; each gets a result saying the reply was cut; the loop goes on",
+        "test_a_reply_cut_at_the_cap_runs_nothing",
+    ),
+    Quirk(
+        "a stream without `finish_reason` or without `[DONE]`",
+        "`ProviderUnavailable` (the reply was cut short): its text is not an answer, its calls never run",
+        "test_a_stream_cut_short_is_one_status",
+    ),
+    Quirk(
+        "usage only in a last chunk without choices, or no usage",
+        "ignored (labkit counts calls, not tokens)",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "several calls in one chunk, or interleaved deltas",
+        "joined by id, then index",
+        "test_several_calls_per_chunk_and_interleaved",
+    ),
+    Quirk(
+        "`tools` ignored unless `tool_choice` is sent",
+        'labkit sends `tool_choice: "auto"` with its tools',
+        "test_the_request_says_tool_choice_auto",
+    ),
+    Quirk(
+        "an event stream with no event at all (llama-cpp-python cannot stream an automatic tool call)",
+        "`ProviderUnavailable` (the reply was cut short), like any stream without its end",
+        "tests/test_real_server.py::test_llama_cpp_python_cannot_stream_an_automatic_tool_call",
+    ),
+    Quirk(
+        "HTTP 5xx from a server that is up",
+        '`ProviderUnavailable` quoting the server\'s message, not "cannot reach"; no hidden retry',
+        "tests/test_live.py::test_an_error_status_is_provider_unavailable_quoting_the_server",
+    ),
+    Quirk(
+        "`function_call: null` beside `tool_calls`",
+        "ignored: `tool_calls` is read",
+        "test_every_dialect_matches_the_scripted_transport",
+    ),
+    Quirk(
+        "HTTP 400 whose message names the cause (unknown model, wrong key, context too long, tool calling off)",
+        "`ConfigurationError` quoting the message, with the one hint that fits it",
+        "tests/test_live.py::test_a_400s_hint_fits_its_message",
+    ),
 )
 
 
@@ -291,7 +378,11 @@ SEEN: dict[str, tuple[str, ...]] = {
     QUIRKS[16].name: ("llama-cpp-python",),
     QUIRKS[17].name: ("llama-cpp-python",),
     QUIRKS[18].name: ("llama-cpp-python",),
-    QUIRKS[20].name: ("LiteLLM proxy (unknown model; a wrong key: \"No connected db.\")", "vLLM (tool calling off, context too long)", "llama.cpp (context too long)"),
+    QUIRKS[20].name: (
+        'LiteLLM proxy (unknown model; a wrong key: "No connected db.")',
+        "vLLM (tool calling off, context too long)",
+        "llama.cpp (context too long)",
+    ),
 }
 
 

@@ -34,7 +34,9 @@ def main() -> None:
     def effect(connection, operation):
         mark = "%s" if db.startswith("postgresql://") else "?"  # psycopg's placeholders, or sqlite3's
         connection.execute("CREATE TABLE IF NOT EXISTS comments (op_id TEXT PRIMARY KEY, body TEXT)")
-        connection.execute(f"INSERT INTO comments VALUES ({mark}, {mark})", (operation.op_id, operation.arguments["text"]))
+        connection.execute(
+            f"INSERT INTO comments VALUES ({mark}, {mark})", (operation.op_id, operation.arguments["text"])
+        )
         pause("inside-apply", wanted)
         return "comment stored"
 

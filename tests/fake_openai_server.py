@@ -169,7 +169,14 @@ def sse(events: list[dict[str, Any] | str]) -> bytes:
 def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
     """One ``chat.completion.chunk`` with choice 0."""
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [choice], **extra}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [choice],
+        **extra,
+    }
 
 
 def completion(message: dict[str, Any], finish: str | None = "stop") -> dict[str, Any]:

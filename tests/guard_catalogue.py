@@ -387,10 +387,30 @@ class BodyFirst(_Rules):
 
 
 WRONG = [
-    CheckOutsideLock, ReservationOutsideLock, CheckPauseReserve, StaleCopy, SecondLock, NoLockAtAll,
-    TakesTheLockTwice, GlobalCount, GreaterThan, OneTooEarly, RepeatGreaterThan, BudgetBeforePermission,
-    CancellationLast, NoPermission, NoCancellationCheck, RefundsFailedBody, ReservesAfterSuccess, CountsRefused,
-    BudgetPerTool, SignaturePerTool, SignatureFromRawText, SignatureWithoutTool, NoRecheck, BodyFirst,
+    CheckOutsideLock,
+    ReservationOutsideLock,
+    CheckPauseReserve,
+    StaleCopy,
+    SecondLock,
+    NoLockAtAll,
+    TakesTheLockTwice,
+    GlobalCount,
+    GreaterThan,
+    OneTooEarly,
+    RepeatGreaterThan,
+    BudgetBeforePermission,
+    CancellationLast,
+    NoPermission,
+    NoCancellationCheck,
+    RefundsFailedBody,
+    ReservesAfterSuccess,
+    CountsRefused,
+    BudgetPerTool,
+    SignaturePerTool,
+    SignatureFromRawText,
+    SignatureWithoutTool,
+    NoRecheck,
+    BodyFirst,
 ]
 
 
@@ -511,8 +531,16 @@ class PausesEverywhere(Reference):
         return _finish(self, body)
 
 
-RIGHT = [Reference, WithRLock, WithCondition, WithContextManager, OtherLayout, BodyInsideLock, ReserveThenRollBack,
-         PausesEverywhere]
+RIGHT = [
+    Reference,
+    WithRLock,
+    WithCondition,
+    WithContextManager,
+    OtherLayout,
+    BodyInsideLock,
+    ReserveThenRollBack,
+    PausesEverywhere,
+]
 
 
 # -- the one-budget form, admit(body) -> bool ---------------------------------------------------
@@ -733,8 +761,17 @@ class PeeksWithoutTheLock(Reference):
         return _finish(self, body)
 
 
-ATTACKED_WRONG = [NoLockLog, NoLockSideObject, NoLockThroughDict, SeenCopyOnWrite, AnswerThatEqualsAnything,
-                  KeyFromStr, BudgetRightOnlyUpToThree, ZeroBudgetAdmitsOne, PeeksWithoutTheLock]
+ATTACKED_WRONG = [
+    NoLockLog,
+    NoLockSideObject,
+    NoLockThroughDict,
+    SeenCopyOnWrite,
+    AnswerThatEqualsAnything,
+    KeyFromStr,
+    BudgetRightOnlyUpToThree,
+    ZeroBudgetAdmitsOne,
+    PeeksWithoutTheLock,
+]
 
 MODULE_LOCK = threading.Lock()
 

@@ -111,7 +111,11 @@ def build(steps: Sequence[Any], limits: dict[str, Any]) -> labkit.Scenario:
 
     return labkit.scenario(
         "generated",
-        tools=[Tool("count", "count.run", count), Tool("note", "note.write", note), Tool("secret", "secret.read", secret)],
+        tools=[
+            Tool("count", "count.run", count),
+            Tool("note", "note.write", note),
+            Tool("secret", "secret.read", secret),
+        ],
         script=script,
         done=lambda state: ("count", DONE_VALUE) in state.log,
         state=lambda: SimpleNamespace(log=[]),
@@ -136,7 +140,9 @@ def observe(steps: Sequence[Any], limits: dict[str, int], loop: str, stream: boo
     try:
         outcome = labkit.run(setup)
     except Exception as exc:  # what escaped labkit.run: a divergence by itself (RAISED)
-        return {Observable.RAISED: f"{type(exc).__module__}.{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"}
+        return {
+            Observable.RAISED: f"{type(exc).__module__}.{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
+        }
     requests = setup.transport.requests
     results: dict[str, list[str | None]] = {}
     for m in outcome.transcript:
@@ -159,7 +165,7 @@ def observe(steps: Sequence[Any], limits: dict[str, int], loop: str, stream: boo
 
 # -- what a script has ------------------------------------------------------------------------
 
-_NUMBER_FORMS = ('.0', 'e', '"')
+_NUMBER_FORMS = (".0", "e", '"')
 
 
 def features(steps: Sequence[Any], limits: dict[str, int]) -> set[Feature]:
@@ -215,13 +221,16 @@ def features(steps: Sequence[Any], limits: dict[str, int]) -> set[Feature]:
 
 # -- generating scripts ------------------------------------------------------------------------
 
+
 def _number(n: int) -> st.SearchStrategy[str]:
     return st.sampled_from([str(n), f"{n}.0", f"{n / 10}e1" if n else "0e0", f'"{n}"'])
 
 
 _COUNT_ARGS = st.integers(-2, 8).flatmap(_number).map(lambda text: f'{{"n": {text}}}')
 _NOTE_ARGS = st.sampled_from(['{"text": "a"}', '{"text": ""}', '{"text": 5}', '{"text": "b", "n": 1}'])
-_ODD_ARGS = st.sampled_from(["", "", "{", "[]", "null", "{}", '{"n": true}', '{"n": 1e400}', '{"n": 1, "extra": 2}', "7"])
+_ODD_ARGS = st.sampled_from(
+    ["", "", "{", "[]", "null", "{}", '{"n": true}', '{"n": 1e400}', '{"n": 1, "extra": 2}', "7"]
+)
 
 ARGUMENTS = st.one_of(_COUNT_ARGS, _COUNT_ARGS, _NOTE_ARGS, _ODD_ARGS, _ODD_ARGS)
 CALL = st.tuples(
@@ -231,7 +240,9 @@ CALL = st.tuples(
 )
 TEXT = st.sampled_from(["", "done", "Working on it.", "fallback", "Two  spaces and\na line"])
 CALLS = st.lists(CALL, min_size=1, max_size=3)
-REPLY = st.builds(lambda text, calls: {"text": text or "hm", "calls": calls}, TEXT, st.lists(CALL, min_size=1, max_size=2))
+REPLY = st.builds(
+    lambda text, calls: {"text": text or "hm", "calls": calls}, TEXT, st.lists(CALL, min_size=1, max_size=2)
+)
 DOWN = st.sampled_from([{"fail": "down"}, {"fail": "down"}, {"fail": "cancel"}, {"fail": "bug"}])
 CUT = st.builds(lambda calls: {"cut": calls}, CALLS)
 # weighted by repetition (one_of picks a branch uniformly): mostly calls, some text, rarely a provider
@@ -252,6 +263,7 @@ LIMITS = st.fixed_dictionaries(
 
 
 # -- comparing --------------------------------------------------------------------------------
+
 
 def installed_loops() -> list[str]:
     return [loop for loop in LOOPS if loop in ("simple", "harness") or available(loop)]
@@ -280,6 +292,8 @@ def compare(steps: Sequence[Any], limits: dict[str, int], loops: Sequence[str]) 
                 detail = "; ".join(
                     f"{key.value}: labkit {reference.get(key)!r} != {got.get(key)!r}" for key in sorted(undeclared)
                 )
-                problems.append(f"{loop} ({'stream' if stream else 'plain'}) differs [{', '.join(sorted(undeclared))}]: "
-                                f"{detail[:1500]}")
+                problems.append(
+                    f"{loop} ({'stream' if stream else 'plain'}) differs [{', '.join(sorted(undeclared))}]: "
+                    f"{detail[:1500]}"
+                )
     return problems

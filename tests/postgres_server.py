@@ -80,7 +80,9 @@ def running_postgres() -> Iterator[str]:
     try:
         subprocess.run(
             [*prefix, _bin("initdb"), "-D", str(data), "-U", "labkit", "-A", "trust", "-E", "UTF8", "--no-sync"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder} "
@@ -88,7 +90,9 @@ def running_postgres() -> Iterator[str]:
         )
         subprocess.run(
             [*prefix, _bin("pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", "60", "start"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         started = True
         yield f"postgresql://labkit@127.0.0.1:{port}/postgres"
@@ -99,7 +103,8 @@ def running_postgres() -> Iterator[str]:
         if started:
             subprocess.run(
                 [*prefix, _bin("pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                check=False, capture_output=True,
+                check=False,
+                capture_output=True,
             )
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -73,7 +73,9 @@ def build(
     scope = ExecutionScope(limits or Limits(), capabilities)
     guarded = [scope.tool(name, CAP, body) for name, body in tools.items()]
     transport = ScriptedTransport(script)
-    agent = SimpleAgent(CountingClient(transport, scope), guarded, instructions="test", stream=stream, concurrent_tool_calls=concurrent)
+    agent = SimpleAgent(
+        CountingClient(transport, scope), guarded, instructions="test", stream=stream, concurrent_tool_calls=concurrent
+    )
     return agent, transport, scope
 
 
@@ -100,4 +102,8 @@ def ev(kind: str, name: str, count: int) -> ControlEvent:
 
 def tool_round(tool: str, number: int, model_call: int | None = None) -> list[ControlEvent]:
     """The three events of one admitted single-call round: ModelCall, Middleware, ToolCall."""
-    return [ev("ModelCall", "model", model_call or number), ev("Middleware", tool, number), ev("ToolCall", tool, number)]
+    return [
+        ev("ModelCall", "model", model_call or number),
+        ev("Middleware", tool, number),
+        ev("ToolCall", tool, number),
+    ]

@@ -109,10 +109,15 @@ def clone_checkout(dest: Path) -> Path:
     """
     root = Path(__file__).resolve().parent.parent
     try:
-        listed = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, check=True,
-        ).stdout.decode().split("\0")
+        listed = (
+            subprocess.run(
+                ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
     except (OSError, subprocess.CalledProcessError):
         ignore = shutil.ignore_patterns(
             ".venv", "my-workbook", ".git", "build", "__pycache__", ".*_cache", ".hypothesis"
@@ -140,8 +145,14 @@ def make_lab_command(*make_args: str, env: dict[str, str] | None = None) -> list
     """
     root = Path(__file__).resolve().parent.parent
     venv = Path(sys.executable).parent.parent
-    listed = subprocess.run(["make", "-n", "lab", f"VENV={venv}", *make_args], cwd=root,
-                            env=make_env() if env is None else env, capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        ["make", "-n", "lab", f"VENV={venv}", *make_args],
+        cwd=root,
+        env=make_env() if env is None else env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (line,) = [line for line in listed.splitlines() if "scripts/lab.py" in line]  # any install lines come first
     return shlex.split(line)
 

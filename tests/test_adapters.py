@@ -78,6 +78,7 @@ def test_parity_matrix(name: str, agent: str, stream: bool) -> None:
 
 # -- a learner's scenario, as written in a notebook cell (under 25 lines) -----------------
 
+
 @dataclass
 class Shelf:
     books: list[str] = field(default_factory=list)
@@ -159,8 +160,12 @@ def test_a_failing_body_is_a_result_the_model_reads_not_a_stop(agent: str) -> No
         labkit.scenario(
             "early",
             tools=labkit.SCENARIOS["complete"].tools,
-            script=[Call("finish_review", {"input": 42}), Call("read_ticket", {"input": 42}),
-                    Call("finish_review", {"input": 42}), "Review finished."],
+            script=[
+                Call("finish_review", {"input": 42}),
+                Call("read_ticket", {"input": 42}),
+                Call("finish_review", {"input": 42}),
+                "Review finished.",
+            ],
             done=labkit.SCENARIOS["complete"].done,
             state=labkit.ReviewTask,
             limits={"repetitions": 2},
@@ -266,7 +271,9 @@ def test_the_deadline_reaches_a_body_inside_the_foreign_loop(agent: str) -> None
     )
     outcome, setup = run_setup(waits, agent, False)
     assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (
-        RunStatus.DEADLINE_EXCEEDED, 1, 1
+        RunStatus.DEADLINE_EXCEEDED,
+        1,
+        1,
     )
     assert setup.task.log == ["start Dune"] and outcome.text is None
 
@@ -347,7 +354,9 @@ def test_a_halt_at_a_tool_logs_no_framework_error(
 def test_the_console_prints_nothing_on_stderr_for_a_halt(runtime: str, name: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "labkit", "run", name, "--runtime", runtime],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 2 and f"status: {EXPECTED[name][0]} (exit 2)" in result.stdout
     assert result.stderr == ""
@@ -454,7 +463,9 @@ def test_the_console_prints_a_framework_s_own_error_as_one_line(
     monkeypatch.setattr(module.Agent, "_run", refuses)
     assert main(["run", "complete", "--runtime", runtime]) == EXIT_FRAMEWORK == 70
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == [f"labkit run: {module.Agent.framework} ended the run with an error of its own: OwnFrameworkError: no"]
+    assert err.strip().splitlines() == [
+        f"labkit run: {module.Agent.framework} ended the run with an error of its own: OwnFrameworkError: no"
+    ]
 
 
 def test_a_maf_release_known_to_ignore_sequential_calls_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -473,11 +484,16 @@ def test_a_maf_release_known_to_ignore_sequential_calls_is_refused_in_one_line(m
     assert "\n" not in message and "agent-framework-core>=1.19, not 1.18.0" in message
     assert "concurrently" in message and "pip install 'labkit[maf]'" in message
     assert [adapters._release(v) for v in ("1.19", "1.18.0rc1", "2.0.0.post1", "1.2b3")] == [
-        (1, 19), (1, 18, 0), (2, 0, 0), (1, 2)
+        (1, 19),
+        (1, 18, 0),
+        (2, 0, 0),
+        (1, 2),
     ]
 
 
-@pytest.mark.skipif(not available("openai-agents"), reason="openai-agents is not installed: pip install 'labkit[openai-agents]'")
+@pytest.mark.skipif(
+    not available("openai-agents"), reason="openai-agents is not installed: pip install 'labkit[openai-agents]'"
+)
 def test_the_sdk_model_takes_a_keyword_a_later_release_adds() -> None:
     """The SDK calls Model.get_response/stream_response with its parameters; one more keyword must not break them."""
     from labkit.adapters.openai_agents import _CountingModel

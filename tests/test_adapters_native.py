@@ -182,7 +182,9 @@ async def langgraph_alone(steps: Any, recursion_limit: int) -> Native:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph = create_react_agent(Scripted(), [StructuredTool.from_function(coroutine=read_ticket, name="read_ticket")])
+        graph = create_react_agent(
+            Scripted(), [StructuredTool.from_function(coroutine=read_ticket, name="read_ticket")]
+        )
     try:
         await graph.ainvoke({"messages": [("user", "go")]}, {"recursion_limit": recursion_limit})
     except GraphRecursionError as exc:

@@ -114,7 +114,10 @@ async def test_a_halt_mid_batch_leaves_one_result_per_call_id_when_calls_run_con
     batch = [Call("slow", {"x": 1}, id="a"), Call("forbidden", {"x": 2}, id="b"), Call("fast", {"x": 3}, id="c")]
     cls = HarnessAgent if agent == "harness" else SimpleAgent
     built = cls(
-        CountingClient(ScriptedTransport([batch, "done"]), scope), tools, instructions="test", concurrent_tool_calls=True
+        CountingClient(ScriptedTransport([batch, "done"]), scope),
+        tools,
+        instructions="test",
+        concurrent_tool_calls=True,
     )
     outcome = await run_agent(built, "go", is_complete=lambda: True)
     assert outcome.status is RunStatus.PERMISSION_DENIED
@@ -230,9 +233,7 @@ async def test_middleware_runs_outermost_first() -> None:
 
         return mw
 
-    scope, task, transport, built = review_agent(
-        [_read(42), "done"], middleware=(recorder("outer"), recorder("inner"))
-    )
+    scope, task, transport, built = review_agent([_read(42), "done"], middleware=(recorder("outer"), recorder("inner")))
     outcome = await _run(built, task)
     assert order == ["outer>read_ticket", "inner>read_ticket", "inner<", "outer<"]
     assert outcome.count("Middleware") == 0  # observe_middleware was not in this pipeline

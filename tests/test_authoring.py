@@ -152,13 +152,13 @@ def test_a_wrong_script_step_is_a_user_error(make, message: str) -> None:
 
 # -- loading a file leaves sys.path as it was -------------------------------------------------
 
-SCENARIO_TEXT = '''
+SCENARIO_TEXT = """
 import labkit
 from {helper} import GREETING
 
 HELLO = labkit.scenario("hello", tools=[labkit.Tool("echo", "lab.read", lambda state: "hi")],
                         script=[GREETING], done=bool)
-'''
+"""
 
 
 def _scenario_folder(tmp_path: Path, name: str, body: str) -> Path:
@@ -334,7 +334,7 @@ def test_a_tool_body_a_run_cannot_call_is_refused_when_declared(body: Any, messa
 
 # -- a scenario file loads like a module (issue 20) -----------------------------------------------------
 
-MODULE_LIKE = '''
+MODULE_LIKE = """
 from __future__ import annotations
 
 import pickle
@@ -373,7 +373,7 @@ SHOP = labkit.scenario(
     done=lambda basket: [l.qty for l in basket.items] == [2],
     agent_name="ShopAssistant",
 )
-'''
+"""
 
 
 def test_a_scenario_file_with_dataclasses_and_string_annotations_runs(
@@ -382,7 +382,9 @@ def test_a_scenario_file_with_dataclasses_and_string_annotations_runs(
     file = tmp_path / "my-shop.py"
     file.write_text(MODULE_LIKE)
     modules = set(sys.modules)
-    assert main(["run", f"{file}:SHOP", "--model-calls", "4", "--tool-calls", "2", "--repetitions", "1", "--simple"]) == 0
+    assert (
+        main(["run", f"{file}:SHOP", "--model-calls", "4", "--tool-calls", "2", "--repetitions", "1", "--simple"]) == 0
+    )
     out = capsys.readouterr().out
     assert "status: Completed (exit 0)" in out
     assert out.splitlines()[0].startswith("agent: simple (ShopAssistant, ") and "BoundedReviewer" not in out

@@ -39,7 +39,9 @@ CATALOGUE = {
     "wrong-type": Row(Call("probe", '{"n": "abc"}', id="x"), "n: Input should be a valid integer", False),
     "bool-for-int": Row(Call("probe", '{"n": true}', id="x"), "a boolean is not a number", False),
     "missing-field": Row(Call("probe", "{}", id="x"), "n: Field required", False),
-    "extra-field": Row(Call("probe", '{"n": 1, "admin": true}', id="x"), "admin: Extra inputs are not permitted", False),
+    "extra-field": Row(
+        Call("probe", '{"n": 1, "admin": true}', id="x"), "admin: Extra inputs are not permitted", False
+    ),
     "nan": Row(Call("probe", '{"n": NaN}', id="x"), "n: Input should be a finite number", False),
     "infinity": Row(Call("probe", '{"n": -Infinity}', id="x"), "n: Input should be a finite number", False),
     "huge-float": Row(Call("probe", '{"n": 1e400}', id="x"), "n: Input should be a finite number", False),
@@ -48,7 +50,10 @@ CATALOGUE = {
     "long-string": Row(Call("echo", {"text": LONG_TEXT}, id="x"), "echo 1000000 chars", True),
     "unknown-tool": Row(Call("delete_everything", {"n": 1}, id="x"), "unknown tool 'delete_everything'", False, False),
     "duplicate-ids": Row(
-        [Call("probe", {"n": 1}, id="x"), Call("probe", {"n": 2}, id="x")], "call ids repeat in this response", False, False
+        [Call("probe", {"n": 1}, id="x"), Call("probe", {"n": 2}, id="x")],
+        "call ids repeat in this response",
+        False,
+        False,
     ),
     "empty-response": Row(Say(""), None, False, False),
 }
@@ -93,6 +98,7 @@ def test_bad_model_input(kind: str) -> None:
 
 def test_bad_input_keeps_the_model_call_budget() -> None:
     """A model that only ever sends bad arguments ends by a named stop, not by a crash or a hang."""
+
     async def probe(n: int) -> int:
         return n
 
@@ -173,7 +179,9 @@ def scenario_files(tmp_path: Path) -> Path:
     (tmp_path / "empty.py").write_text("x = 1\n")
     (tmp_path / "untyped.py").write_text(UNTYPED)
     (tmp_path / "short.py").write_text(  # a script one step too short: the run asks for a second reply
-        UNTYPED.replace("title)", "title: str)").replace('script=["ok"]', 'script=[labkit.Call("shelve", {"title": "x"})]')
+        UNTYPED.replace("title)", "title: str)").replace(
+            'script=["ok"]', 'script=[labkit.Call("shelve", {"title": "x"})]'
+        )
     )
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")  # e.g. a script's own argparse
     (tmp_path / "folder.py").mkdir()

@@ -154,35 +154,77 @@ def test_the_notebooks_run_in_a_fresh_binder_environment(tmp_path):
 def _build_and_run(step, clone: Path, bin_dir: Path, notebooks: list[Path]) -> None:
     step(_binder_python(), "-m", "venv", bin_dir.parent, timeout=120)
     # the base image's JupyterLab is there before requirements.txt, as on Binder
-    step(bin_dir / "python", "-m", "pip", "install", "--quiet",
-         *(f"{name}=={version}" for name, version in BASE_IMAGE.items()), timeout=1200)
-    step(bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", clone / "binder" / "requirements.txt",
-         timeout=1200)
-    versions = json.loads(step(bin_dir / "python", "-c", "import json; from importlib import metadata; "
-                               f"print(json.dumps({{n: metadata.version(n) for n in {sorted(BASE_IMAGE)!r}}}))",
-                               timeout=60))
+    step(
+        bin_dir / "python",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        *(f"{name}=={version}" for name, version in BASE_IMAGE.items()),
+        timeout=1200,
+    )
+    step(
+        bin_dir / "python", "-m", "pip", "install", "--quiet", "-r", clone / "binder" / "requirements.txt", timeout=1200
+    )
+    versions = json.loads(
+        step(
+            bin_dir / "python",
+            "-c",
+            "import json; from importlib import metadata; "
+            f"print(json.dumps({{n: metadata.version(n) for n in {sorted(BASE_IMAGE)!r}}}))",
+            timeout=60,
+        )
+    )
     assert versions == {name: pins()[name] for name in BASE_IMAGE}  # the JupyterLab the browser tests run
     assert versions != BASE_IMAGE
     step("bash", clone / "binder" / "postBuild", timeout=600)  # from the repository root, the venv's pip first on PATH
     # labkit comes from the checkout, through postBuild's editable install
-    step(bin_dir / "python", "-c",
-         f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(clone)!r})", timeout=60)
+    step(
+        bin_dir / "python",
+        "-c",
+        f"import labkit, pathlib; assert pathlib.Path(labkit.__file__).is_relative_to({str(clone)!r})",
+        timeout=60,
+    )
     step(bin_dir / "python", "-m", "pip", "check", timeout=120)
     # postBuild made the learner's copy the link opens, and told JupyterLab not to ask about news
     (link_path,) = re.findall(r"urlpath=lab/tree/([^)\s]+)", (clone / "README.md").read_text())
     assert (clone / link_path).read_bytes() == (clone / "workbook" / Path(link_path).name).read_bytes()
-    settings = step(bin_dir / "python", "-c", "from jupyterlab.commands import get_app_dir; import pathlib; "
-                    "print((pathlib.Path(get_app_dir()) / 'settings/overrides.d/labkit.json').read_text())", timeout=60)
+    settings = step(
+        bin_dir / "python",
+        "-c",
+        "from jupyterlab.commands import get_app_dir; import pathlib; "
+        "print((pathlib.Path(get_app_dir()) / 'settings/overrides.d/labkit.json').read_text())",
+        timeout=60,
+    )
     assert json.loads(settings)["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     step(
-        bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", *map(str, notebooks),
-        "--nbval", "--nbval-current-env", "--nbval-sanitize-with", clone / "notebooks" / "sanitize.cfg",
-        "--nbval-cell-timeout", "120",
+        bin_dir / "python",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        *map(str, notebooks),
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        clone / "notebooks" / "sanitize.cfg",
+        "--nbval-cell-timeout",
+        "120",
         timeout=1200,
     )
     # the learner edition, as the Binder link opens it: every cell runs
     step(
-        bin_dir / "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", clone / "my-workbook",
-        "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout", "120",
+        bin_dir / "python",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        clone / "my-workbook",
+        "--nbval-lax",
+        "--nbval-current-env",
+        "--nbval-cell-timeout",
+        "120",
         timeout=1200,
     )

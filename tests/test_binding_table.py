@@ -304,7 +304,11 @@ def test_the_examples_of_issue_20() -> None:
     tool.invoke('{"value": 12345678901234567890.123}')
     tool.invoke('{"value": 12345678901234567000}')  # another amount: not a repeat
     tool.invoke('{"value": 0.10000000000000000000001}')
-    assert received == [Decimal("12345678901234567890.123"), Decimal("12345678901234567000"), Decimal("0.10000000000000000000001")]
+    assert received == [
+        Decimal("12345678901234567890.123"),
+        Decimal("12345678901234567000"),
+        Decimal("0.10000000000000000000001"),
+    ]
     tags = make_tool(set[int], [])
     tags.invoke('{"value": [1, 9]}')
     assert refused_as_repeat(tags, '{"value": [9, 1]}')
@@ -318,5 +322,9 @@ def test_a_float_and_an_untyped_number_stay_floats() -> None:
     make_tool(int, received).invoke('{"value": 1e3}')
     assert received == [0.1, [0.1, {"x": 2.5}, 3], {"x": 100.0}, 1000]
     assert [type(v) for v in (received[0], received[1][0], received[1][1]["x"], received[2]["x"], received[3])] == [
-        float, float, float, float, int
+        float,
+        float,
+        float,
+        float,
+        int,
     ]

@@ -148,7 +148,9 @@ def test_every_accepted_body_shape_runs_its_code(shape: str, way: str) -> None:
     tool = scope.tool("t", CAP, body)
     assert list(tool.json_schema()["properties"]) == ["x"]  # a partial's fixed keyword is not an argument
     if way == "run":
-        agent = SimpleAgent(CountingClient(ScriptedTransport([Call("t", {"x": 7}, id="c"), "done"]), scope), [tool], instructions="t")
+        agent = SimpleAgent(
+            CountingClient(ScriptedTransport([Call("t", {"x": 7}, id="c"), "done"]), scope), [tool], instructions="t"
+        )
         outcome = asyncio.run(run_agent(agent, "go", is_complete=lambda: True))
         assert results(outcome) == {"c": [expected]}
         assert outcome.status is RunStatus.COMPLETED

@@ -106,9 +106,16 @@ def jupyterlab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
     }
     command = [
-        str(bin_dir / "jupyter-lab"), "--no-browser", f"--port={port}", "--ServerApp.port_retries=0",
-        f"--ServerApp.token={token}", "--ServerApp.ip=127.0.0.1", "--allow-root", "--expose-app-in-browser",
-        "--LabApp.news_url=None", f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+        str(bin_dir / "jupyter-lab"),
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.token={token}",
+        "--ServerApp.ip=127.0.0.1",
+        "--allow-root",
+        "--expose-app-in-browser",
+        "--LabApp.news_url=None",
+        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
         f"--ServerApp.root_dir={tmp_path}",
     ]
     log = (tmp_path / "jupyterlab.log").open("w")
@@ -211,15 +218,15 @@ def test_explorer_renders_and_reruns_in_jupyterlab(jupyterlab, browser):
     scenario.select_option("repeat")
     page.wait_for_function(
         "el => el.textContent.trim() === '1'",
-        arg=panel.locator(".widget-hslider", has_text="attempts per signature").locator(".widget-readout").element_handle(),
+        arg=panel.locator(".widget-hslider", has_text="attempts per signature")
+        .locator(".widget-readout")
+        .element_handle(),
         polling=250,
     )
     run_button = panel.locator("button", has_text="Run")
     status = panel.locator(".labkit-status")
     run_button.click()
-    page.wait_for_function(
-        "el => el.textContent.includes('RepeatedCall')", arg=status.element_handle(), polling=250
-    )
+    page.wait_for_function("el => el.textContent.includes('RepeatedCall')", arg=status.element_handle(), polling=250)
     before = status.inner_text()
     assert "ToolCall 1" in before and "withheld" in before
 
@@ -285,8 +292,15 @@ def make_lab(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen]]:
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
     command = [
-        sys.executable, str(LAB_SCRIPT), *recipe[2:], "--root", str(root), "serve",
-        "--no-browser", "--ServerApp.ip=127.0.0.1", "--expose-app-in-browser",
+        sys.executable,
+        str(LAB_SCRIPT),
+        *recipe[2:],
+        "--root",
+        str(root),
+        "serve",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        "--expose-app-in-browser",
     ]
     log_path = tmp_path / "make-lab.log"
     log = log_path.open("w")

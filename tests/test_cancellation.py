@@ -99,7 +99,9 @@ def test_after_the_caller_cancels_a_call_from_a_body_s_cleanup_is_refused_and_re
             return "unreachable"
 
         agent, _, scope = build(
-            [Call("waiting", {"n": 1}), "never"], {"waiting": waiting, "other": waiting}, limits=Limits(tool_calls=tool_calls)
+            [Call("waiting", {"n": 1}), "never"],
+            {"waiting": waiting, "other": waiting},
+            limits=Limits(tool_calls=tool_calls),
         )
         tools.update({t.name: t for t in agent.tools})
         run = asyncio.create_task(go(agent))
@@ -158,7 +160,9 @@ def test_deadline_then_caller_cancel_caller_wins() -> None:
         return "unreachable"
 
     async def scenario() -> ExecutionScope:
-        agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
+        agent, _, scope = build(
+            [Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S)
+        )
         holder["run"] = asyncio.create_task(go(agent))
         with pytest.raises(asyncio.CancelledError):
             await holder["run"]
@@ -179,7 +183,9 @@ def test_caller_cancel_then_deadline_caller_wins() -> None:
 
     async def scenario() -> ExecutionScope:
         caller["task"] = asyncio.current_task()  # the task awaiting the run
-        agent, _, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S))
+        agent, _, scope = build(
+            [Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=DEADLINE_S)
+        )
         with pytest.raises(asyncio.CancelledError):
             await go(agent)
         return scope
@@ -251,7 +257,9 @@ def test_deadline_then_halt_first_wins() -> None:
 
 @pytest.mark.parametrize("swallow", [False, True], ids=["reraises", "swallows-and-returns"])
 @pytest.mark.parametrize("how", ["await run_agent", "run_sync"])
-def test_the_deadline_does_not_wait_for_an_async_body_whose_cleanup_ignores_cancellation(swallow: bool, how: str) -> None:
+def test_the_deadline_does_not_wait_for_an_async_body_whose_cleanup_ignores_cancellation(
+    swallow: bool, how: str
+) -> None:
     """SPEC §3.4: the run returns within the grace after its deadline; the body is abandoned.
 
     The cleanup waits on a threading.Event that is set only after the run has
@@ -304,7 +312,9 @@ def test_an_abandoned_body_finishing_later_records_nothing() -> None:
 
     async def scenario() -> tuple[Any, Any, ExecutionScope]:
         agent, transport, scope = build(
-            [Call("slow", {"n": 1}, id="s1"), "answer after the late result"], {"slow": stubborn}, limits=Limits(deadline_s=DEADLINE_S)
+            [Call("slow", {"n": 1}, id="s1"), "answer after the late result"],
+            {"slow": stubborn},
+            limits=Limits(deadline_s=DEADLINE_S),
         )
         outcome = await asyncio.wait_for(go(agent), 10)
         events_then, usage_then = scope.events, scope.usage
@@ -609,7 +619,9 @@ def test_a_body_outliving_its_run_cannot_act_through_the_scope() -> None:
         finished.set()
         return "late"
 
-    agent, _, scope = build([Call("blocking", {"n": 1}), "never"], {"blocking": blocking}, limits=Limits(deadline_s=DEADLINE_S))
+    agent, _, scope = build(
+        [Call("blocking", {"n": 1}), "never"], {"blocking": blocking}, limits=Limits(deadline_s=DEADLINE_S)
+    )
     tools.update({t.name: t for t in agent.tools})
     outcome = asyncio.run(go(agent))
     release.set()

@@ -78,7 +78,12 @@ def test_an_empty_board_fails_and_asks_for_every_script_without_running_anything
             "the repetition rule decided: it refused read_ticket(input=1.0), same signature",
         ),
         # the model says it is done: the host condition decides
-        ("Completed", ScriptedModel(["Review finished."]), "Incomplete", "the host condition (finish_review succeeded) is false"),
+        (
+            "Completed",
+            ScriptedModel(["Review finished."]),
+            "Incomplete",
+            "the host condition (finish_review succeeded) is false",
+        ),
         ("Incomplete", ScriptedModel([READ_42, FINISH_42, "ok"]), "Completed", "the host condition holds"),
         # not granted, but the budget is zero: permission comes first
         (

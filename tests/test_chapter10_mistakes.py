@@ -53,8 +53,7 @@ def test_a_usual_mistake_is_one_line_that_names_it(mistake):
 
 def test_mistakes_inside_the_work_are_reported_by_the_checkers_not_raised():
     class Unwritten(GuardBase):
-        def admit(self, call, body):
-            ...
+        def admit(self, call, body): ...
 
     report = check_guard(Unwritten)
     assert not report.passed and report.problems[0].startswith("admit is not written yet")

@@ -91,11 +91,15 @@ md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
 GOOD = [
     md("# Chapter 1 — T\n\n**Time:** 5 minutes.\n\n**Prerequisites:** none.\n\n**What you will be able to do**\n\n- x"),
     code("import labkit"),
-    md("## Questions\n\n**1.** Why?\n\n<details><summary>Answer</summary>\n\nBecause.\n\n</details>\n\n"
-       "**2.** How?\n\n<details><summary>Answer</summary>\n\nSo.\n\n</details>"),
+    md(
+        "## Questions\n\n**1.** Why?\n\n<details><summary>Answer</summary>\n\nBecause.\n\n</details>\n\n"
+        "**2.** How?\n\n<details><summary>Answer</summary>\n\nSo.\n\n</details>"
+    ),
     md("## Key points\n\n- y"),
-    md("## Instructor notes\n\n<details><summary>Instructor notes</summary>\n\nz\n\n</details>",
-       metadata={"tags": ["instructor"]}),
+    md(
+        "## Instructor notes\n\n<details><summary>Instructor notes</summary>\n\nz\n\n</details>",
+        metadata={"tags": ["instructor"]},
+    ),
     md("[Contents](00_contents.md)"),
 ]
 GOOD[-1]["id"] = "navigation"

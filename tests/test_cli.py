@@ -102,11 +102,14 @@ def test_plain_output_of_a_completed_run(capsys) -> None:
     assert any(line.startswith("harness capabilities: ") for line in out)
 
 
-@pytest.mark.parametrize(("scenario", "text_line"), [
-    ("unavailable", "text: none (the provider failed before an answer)"),  # an outside failure, not a host rule
-    ("repeat", "text: withheld (the host stopped the run)"),
-    ("incomplete", "text: 'Review finished.' (not a success: the host condition is false)"),
-])
+@pytest.mark.parametrize(
+    ("scenario", "text_line"),
+    [
+        ("unavailable", "text: none (the provider failed before an answer)"),  # an outside failure, not a host rule
+        ("repeat", "text: withheld (the host stopped the run)"),
+        ("incomplete", "text: 'Review finished.' (not a success: the host condition is false)"),
+    ],
+)
 def test_the_text_line_says_why_there_is_no_success_text(capsys, scenario: str, text_line: str) -> None:
     assert main(["run", scenario]) == 2
     out, _ = _lines(capsys)
@@ -191,8 +194,19 @@ def test_usage_errors_exit_64_with_one_line(capsys, argv: list[str], must_mentio
         ({"s.py": b"\xff\xfe"}, "s.py:X", ["'s.py' failed to load", "can't decode"]),
     ],
     ids=[
-        "syntax-error", "empty-file", "directory", "missing-file", "an-int", "none", "a-function", "a-module",
-        "not-python", "no-name", "empty-name", "exits", "not-utf8",
+        "syntax-error",
+        "empty-file",
+        "directory",
+        "missing-file",
+        "an-int",
+        "none",
+        "a-function",
+        "a-module",
+        "not-python",
+        "no-name",
+        "empty-name",
+        "exits",
+        "not-utf8",
     ],
 )
 def test_a_scenario_file_mistake_is_one_line_exit_64(

@@ -58,4 +58,8 @@ def test_the_console_run_loads_none_of_the_unneeded_modules() -> None:
 
 
 def test_the_probe_sees_modules_the_console_does_load() -> None:
-    assert _console(("labkit.core.scope", "pydantic", "asyncio"))["loaded"] == ["asyncio", "labkit.core.scope", "pydantic"]
+    assert _console(("labkit.core.scope", "pydantic", "asyncio"))["loaded"] == [
+        "asyncio",
+        "labkit.core.scope",
+        "pydantic",
+    ]

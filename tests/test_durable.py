@@ -310,7 +310,9 @@ def test_an_effect_and_a_policy_may_read_and_write_the_store(where):
                 pass  # the failed inner step leaves the outer transaction whole
             return "done"
 
-        worker = threading.Thread(target=lambda: read.append(store.settle("op-1", "post_comment", ARGS, policy, effect)))
+        worker = threading.Thread(
+            target=lambda: read.append(store.settle("op-1", "post_comment", ARGS, policy, effect))
+        )
         worker.start()
         worker.join(60)  # a deadlock would keep the thread here
         assert not worker.is_alive(), "settle blocked inside its own policy or effect"
@@ -358,7 +360,10 @@ def test_two_hosts_settling_one_operation_consult_the_policy_once(where):
 
     with DecisionStore(where):
         pass  # the schema exists before the hosts start
-    hosts = [threading.Thread(target=host, args=("a", slow_policy)), threading.Thread(target=host, args=("b", other_policy, inside))]
+    hosts = [
+        threading.Thread(target=host, args=("a", slow_policy)),
+        threading.Thread(target=host, args=("b", other_policy, inside)),
+    ]
     for h in hosts:
         h.start()
     for h in hosts:
@@ -424,7 +429,9 @@ def test_racing_hosts_killed_at_random_points_apply_each_operation_once(where):
 
     def start(worker: int) -> None:
         proc = _start_race_worker(where, worker, chance.randrange(10**6))
-        watch.register(proc.stdout, selectors.EVENT_READ, (worker, proc, chance.randrange(1, RACE_OPERATIONS // 2), [0]))
+        watch.register(
+            proc.stdout, selectors.EVENT_READ, (worker, proc, chance.randrange(1, RACE_OPERATIONS // 2), [0])
+        )
 
     for worker in range(RACE_WORKERS):
         start(worker)
@@ -473,7 +480,9 @@ def test_racing_hosts_killed_at_random_points_apply_each_operation_once(where):
 
 def test_settle_together_is_chapter_nines_race(where):
     asked = []
-    settled = settle_together(where, "op-1", "post_comment", ARGS, lambda t, a: (asked.append(a) or True, "ok"), hosts=3)
+    settled = settle_together(
+        where, "op-1", "post_comment", ARGS, lambda t, a: (asked.append(a) or True, "ok"), hosts=3
+    )
     assert asked == [ARGS]
     # one host recorded the decision and one wrote the effect (not always the same one: the
     # decider may lose the apply step's lock to another host, which then writes it, truthfully)

@@ -165,6 +165,7 @@ def test_check_rejects_an_unknown_status(repeat) -> None:
     assert "Stopped" in str(info.value)
     assert all(status.value in str(info.value) for status in RunStatus)
 
+
 def test_compact_events_are_one_column_per_run_with_blanks_after_a_shorter_run():
     runs = {"complete": labkit.run("complete"), "repeat": labkit.run("repeat"), "incomplete": labkit.run("incomplete")}
     table = events_frame(runs, compact=True)
@@ -177,5 +178,7 @@ def test_compact_events_are_one_column_per_run_with_blanks_after_a_shorter_run()
 
 def test_compact_events_of_one_run_or_of_a_scope_are_one_column():
     outcome = labkit.run("forbidden")
-    assert events_frame(outcome, compact=True)["event"].tolist() == [f"{e.kind} {e.name} {e.count}" for e in outcome.events]
+    assert events_frame(outcome, compact=True)["event"].tolist() == [
+        f"{e.kind} {e.name} {e.count}" for e in outcome.events
+    ]
     assert events_frame(outcome.events, compact=True).equals(events_frame(outcome, compact=True))

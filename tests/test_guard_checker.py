@@ -20,7 +20,18 @@ from hypothesis import strategies as st
 import labkit
 from labkit import ExecutionScope, Limits, RunHalted, UserError
 from labkit.teaching.capstone import GuardBase, check_guard, pause
-from labkit.teaching.capstone.rules import _CAPABILITY, ALPHABET, FAULTS, GRANTED, REFERENCE, SIMPLE_FAULTS, Call, Rules, Script, scripts
+from labkit.teaching.capstone.rules import (
+    _CAPABILITY,
+    ALPHABET,
+    FAULTS,
+    GRANTED,
+    REFERENCE,
+    SIMPLE_FAULTS,
+    Call,
+    Rules,
+    Script,
+    scripts,
+)
 
 import guard_catalogue as catalogue
 
@@ -50,8 +61,9 @@ def test_guards_that_once_fooled_the_checker_fail(guard):
     assert report.faults == (guard.FAULT,), str(report)
 
 
-@pytest.mark.parametrize("guard", catalogue.RIGHT + catalogue.SIMPLE_RIGHT + catalogue.ATTACKED_RIGHT,
-                         ids=lambda g: g.__name__)
+@pytest.mark.parametrize(
+    "guard", catalogue.RIGHT + catalogue.SIMPLE_RIGHT + catalogue.ATTACKED_RIGHT, ids=lambda g: g.__name__
+)
 def test_every_right_guard_passes_every_script_and_every_schedule(guard):
     report = check_guard(guard)
     assert report.passed, str(report)
@@ -76,8 +88,10 @@ def test_the_check_pause_reserve_guard_prints_its_breaking_schedule_turn_by_turn
     assert all(len(line) <= 100 for line in lines)
     prose = " ".join(line.strip() for line in lines)  # long lines are folded
     assert "A checked admitted = 1 (" in prose and "then B changed it (admitted = 2), then A reserved anyway" in prose
-    assert prose.endswith("why: A released self.lock between its check and its reservation: two locked steps are "
-                          "not one; check and reserve in one `with` block")
+    assert prose.endswith(
+        "why: A released self.lock between its check and its reservation: two locked steps are "
+        "not one; check and reserve in one `with` block"
+    )
     assert report.admitted == 2 and report.bodies_started == 2  # both threads ran: one over the last place
     assert report.found_in == "race" and report.preemptions == 1
 
@@ -111,25 +125,33 @@ class RulesGuard(GuardBase):
 
     def admit(self, call, body):
         rules = self.RULES
-        key = {"raw": call.tool + ":" + call.raw, "tool": call.tool,
-               "arguments": labkit.canonical(dict(call.arguments))}.get(rules.key) or labkit.signature(
-            call.tool, call.arguments)
+        key = {
+            "raw": call.tool + ":" + call.raw,
+            "tool": call.tool,
+            "arguments": labkit.canonical(dict(call.arguments)),
+        }.get(rules.key) or labkit.signature(call.tool, call.arguments)
         with self.lock:
             per_tool = self.__dict__.setdefault("per_tool", {})
             for check in rules.order:
                 refused = {
                     "cancelled": lambda: self.cancelled,
                     "permission": lambda: call.capability not in self.granted,
-                    "tool_budget": lambda: (per_tool.get(call.tool, 0) if rules.budget_per_tool else self.admitted)
-                    >= self.tool_calls + rules.budget_slack,
+                    "tool_budget": lambda: (
+                        (per_tool.get(call.tool, 0) if rules.budget_per_tool else self.admitted)
+                        >= self.tool_calls + rules.budget_slack
+                    ),
                     "repetition": lambda: self.seen.get(key, 0) >= self.repetitions + rules.repeat_slack,
                 }[check]()
                 if refused:
                     if rules.count_refused:
                         self.admitted += 1
                         per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
-                    return {"cancelled": "Cancelled", "permission": "PermissionDenied",
-                            "tool_budget": "ToolBudget", "repetition": "RepeatedCall"}[check]
+                    return {
+                        "cancelled": "Cancelled",
+                        "permission": "PermissionDenied",
+                        "tool_budget": "ToolBudget",
+                        "repetition": "RepeatedCall",
+                    }[check]
             self.admitted += 1
             per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
             self.seen[key] = self.seen.get(key, 0) + 1
@@ -154,12 +176,18 @@ _CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # Rul
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=_CHANGES, second=st.one_of(st.none(), _CHANGES))
 def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(first, second):
-    changes = {name: getattr(first.rules, name) for name in Rules.__dataclass_fields__
-               if getattr(first.rules, name) != getattr(REFERENCE, name)}
+    changes = {
+        name: getattr(first.rules, name)
+        for name in Rules.__dataclass_fields__
+        if getattr(first.rules, name) != getattr(REFERENCE, name)
+    }
     made = {first.id}
     if second is not None:
-        extra = {name: getattr(second.rules, name) for name in Rules.__dataclass_fields__
-                 if getattr(second.rules, name) != getattr(REFERENCE, name)}
+        extra = {
+            name: getattr(second.rules, name)
+            for name in Rules.__dataclass_fields__
+            if getattr(second.rules, name) != getattr(REFERENCE, name)
+        }
         if not set(extra) & set(changes):
             changes.update(extra)
             made.add(second.id)
@@ -241,8 +269,7 @@ def test_the_reference_rules_answer_as_labkit_scope_until_its_first_halt(script)
 
 def test_the_unfinished_exercise_is_reported_not_raised():
     class Skeleton(GuardBase):
-        def admit(self, call, body):
-            ...
+        def admit(self, call, body): ...
 
     class Dots(GuardBase):
         def admit(self, call, body):
@@ -273,9 +300,13 @@ def test_a_constructor_that_fails_and_bad_arguments_are_one_line_usage_errors():
         def admit(self, call, body):
             return body()
 
-    for call in (lambda: check_guard(Broken), lambda: check_guard(catalogue.Reference()),
-                 lambda: check_guard(catalogue.Reference, threads=1), lambda: check_guard(catalogue.Reference, bound=9),
-                 lambda: check_guard(catalogue.Reference, limit=True)):
+    for call in (
+        lambda: check_guard(Broken),
+        lambda: check_guard(catalogue.Reference()),
+        lambda: check_guard(catalogue.Reference, threads=1),
+        lambda: check_guard(catalogue.Reference, bound=9),
+        lambda: check_guard(catalogue.Reference, limit=True),
+    ):
         with pytest.raises(UserError) as info:
             call()
         assert "\n" not in str(info.value)
@@ -295,7 +326,9 @@ def test_pause_and_the_hooks_do_nothing_outside_the_checker():
 
 
 def test_the_checker_imports_nothing_heavy():
-    code = ("import sys, labkit.teaching.capstone as c; "
-            "print(sorted(m for m in ('pandas', 'matplotlib', 'ipywidgets', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, labkit.teaching.capstone as c; "
+        "print(sorted(m for m in ('pandas', 'matplotlib', 'ipywidgets', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

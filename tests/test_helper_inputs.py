@@ -99,7 +99,10 @@ def _frame_of_events(value):
 
 HELPERS = {
     # name: (call, kinds it admits)
-    "events_frame": (_frame_of_events, OUTCOMES | {"mapping of outcomes", "events", "mapping of events", "empty steps"}),
+    "events_frame": (
+        _frame_of_events,
+        OUTCOMES | {"mapping of outcomes", "events", "mapping of events", "empty steps"},
+    ),
     "counters_frame": (frames.counters_frame, OUTCOMES),
     "requests_frame": (frames.requests_frame, OUTCOMES),
     "outcomes_frame": (frames.outcomes_frame, {"empty mapping", "mapping of outcomes", "empty steps"}),

@@ -278,6 +278,8 @@ DOCUMENTED = [
 ]
 FILE_MENTION = re.compile(r"\blabkit/(?:[A-Za-z_]\w*/)*[A-Za-z_]\w*\.py\b")
 ROLE_MENTION = re.compile(r":(?:mod|func|class|data|meth|attr|exc):`~?(labkit(?:\.\w+)+)`")
+
+
 def test_every_labkit_file_the_docs_name_exists() -> None:
     missing = [
         f"{doc.relative_to(ROOT)}: {name}"

@@ -143,8 +143,9 @@ def test_the_update_command_is_the_scripts_and_prints_what_it_wrote(root):
     lab.update(root)
     mine = save_a_guess(chapters(root / "my-workbook")[0])
     change_upstream(chapters(root / "workbook")[0], "Changed.")
-    out = subprocess.run([sys.executable, str(LAB), "--root", str(root), "update"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(LAB), "--root", str(root), "update"], capture_output=True, text=True, check=True
+    ).stdout
     assert ".updated.ipynb: the new version of" in out and "yours is unchanged" in out
     assert chapters(root / "my-workbook")[0].read_bytes() == mine
     record = json.loads((root / "my-workbook" / lab.MANIFEST).read_text())
@@ -154,8 +155,9 @@ def test_the_update_command_is_the_scripts_and_prints_what_it_wrote(root):
 def _make_test_pytest_commands(clone: Path) -> list[list[str]]:
     """The pytest command lines of `make test`, as make would run them in ``clone`` (``make -n``, nothing run)."""
     venv = Path(sys.executable).parent.parent
-    listed = subprocess.run(["make", "-n", "test", f"VENV={venv}"], cwd=clone, capture_output=True, text=True,
-                            check=True).stdout
+    listed = subprocess.run(
+        ["make", "-n", "test", f"VENV={venv}"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout
     commands = [shlex.split(line) for line in listed.splitlines() if " -m pytest " in line]
     assert len(commands) == 2, listed
     return commands
@@ -175,14 +177,27 @@ def test_a_guess_saved_in_the_learners_copy_survives_make_test_and_never_breaks_
     first, second = _make_test_pytest_commands(clone)
     assert not any("my-workbook" in word for word in first + second)
     # the first command (unit tests + strict nbval on notebooks/) collects nothing from the copy
-    collected = subprocess.run([*first, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=clone, env=env,
-                               capture_output=True, text=True)
+    collected = subprocess.run(
+        [*first, "--collect-only", "-q", "-p", "no:cacheprovider"], cwd=clone, env=env, capture_output=True, text=True
+    )
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     assert "notebooks/01_" in collected.stdout and "my-workbook" not in collected.stdout
     # ... and its checks of the generated editions pass with the copy there
-    unit = subprocess.run([*first[:first.index("tests")], "tests/test_workbook_generated.py", "-q",
-                           "-p", "no:cacheprovider", "-k", "current or every_predict or learner_edition"],
-                          cwd=clone, env=env, capture_output=True, text=True)
+    unit = subprocess.run(
+        [
+            *first[: first.index("tests")],
+            "tests/test_workbook_generated.py",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "current or every_predict or learner_edition",
+        ],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert unit.returncode == 0, unit.stdout[-3000:] + unit.stderr[-3000:]
     # the second command (every cell of the learner edition runs) runs exactly as make runs it
     lax = subprocess.run([*second, "-p", "no:cacheprovider"], cwd=clone, env=env, capture_output=True, text=True)
@@ -268,8 +283,11 @@ def third_party_imports() -> dict[str, set[str]]:
     for where, source in sources:
         kept = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
         for node in ast.walk(ast.parse(kept)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
+            )
             for name in names:
                 top = name.split(".")[0]
                 if top not in sys.stdlib_module_names and top not in {"labkit", "_labkit_console"}:
@@ -297,7 +315,8 @@ def provider(module: str, files: dict[Path, str]) -> str | None:
 def test_the_lab_extra_has_no_test_tool_and_the_test_extra_keeps_everything():
     lab_names = {canonicalize_name(r.name) for r in extra("lab")}
     test_own = {canonicalize_name(r.name) for r in map(Requirement, PYPROJECT["optional-dependencies"]["test"])} - {
-        "labkit"}
+        "labkit"
+    }
     assert TEST_TOOLS <= test_own  # the rule below is not empty
     assert not lab_names & test_own, f"the lab extra installs test tools: {sorted(lab_names & test_own)}"
     assert not installed_closure(extra("lab")) & TEST_TOOLS  # not even through another package
@@ -317,7 +336,9 @@ def test_the_lab_extra_brings_every_package_the_workbook_and_labkit_import():
     assert {"jupyterlab", "ipykernel"} <= brought
     files = {
         Path(dist.locate_file(f)).resolve(): canonicalize_name(dist.metadata["Name"])
-        for dist in metadata.distributions() for f in dist.files or [] if f.suffix == ".py"
+        for dist in metadata.distributions()
+        for f in dist.files or []
+        if f.suffix == ".py"
     }
     owners = {name: provider(name, files) for name in imports}
     assert owners["opentelemetry.sdk.trace"] == "opentelemetry-sdk"  # a namespace package is told apart
@@ -346,8 +367,13 @@ def test_make_lab_installs_the_lab_extra_once_and_make_test_the_test_extra(tmp_p
 
     def make(*targets: str) -> list[str]:
         log.write_text("")
-        subprocess.run(["make", *targets, f"VENV={venv}", f"PYTHON={fake}"], cwd=work, env=make_env(),
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["make", *targets, f"VENV={venv}", f"PYTHON={fake}"],
+            cwd=work,
+            env=make_env(),
+            check=True,
+            capture_output=True,
+        )
         return log.read_text().splitlines()
 
     def installs(lines: list[str]) -> list[str]:

@@ -271,8 +271,13 @@ def _fails_once(status: int = 503):
 
 def _completion(text: str) -> dict:
     message = {"role": "assistant", "content": text}
-    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
@@ -570,10 +575,16 @@ def test_a_plain_web_server_is_a_configuration_error_quoting_its_page(capsys):
     ("status", "page"),
     [
         (501, HTTP_SERVER_501),
-        (405, b"<html><head><title>405 Method Not Allowed</title></head><body><h1>Method Not Allowed</h1>"
-              b"<p>The method is not allowed for the requested URL.</p></body></html>"),
-        (404, b"<!doctype html><html><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p>"
-              b"<script>var noise = 1;</script></body></html>"),
+        (
+            405,
+            b"<html><head><title>405 Method Not Allowed</title></head><body><h1>Method Not Allowed</h1>"
+            b"<p>The method is not allowed for the requested URL.</p></body></html>",
+        ),
+        (
+            404,
+            b"<!doctype html><html><body><h1>Not Found</h1><p>The requested URL was not found on this server.</p>"
+            b"<script>var noise = 1;</script></body></html>",
+        ),
         (405, b"Method Not Allowed"),  # plain text: still not a chat endpoint
     ],
     ids=["http.server 501", "405 page", "404 page", "405 text"],
@@ -603,7 +614,10 @@ HINTS_400 = {  # what real servers say (vLLM, LiteLLM's proxy, llama-server), an
         "This model's maximum context length is 2048 tokens. However, you requested 2300 tokens in the messages.",
         "longer than the server's context",
     ),
-    "llama-server context": ("the request exceeds the available context size, try increasing it", "longer than the server's context"),
+    "llama-server context": (
+        "the request exceeds the available context size, try increasing it",
+        "longer than the server's context",
+    ),
     "LiteLLM unknown model": (
         "litellm.BadRequestError: Invalid model name passed in model=gpt-x. Call `/v1/models` to view available models",
         "does not know model 'm'",

@@ -181,9 +181,21 @@ def _both_ways(reply_factory: Callable[[], Callable], stream: bool, scenario: st
 
 SHARED_INDEX = [
     chunk({"role": "assistant", "content": None}),
-    chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}
+            ]
+        }
+    ),
     chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"input": 42}'}}]}),
-    chunk({"tool_calls": [{"index": 0, "id": "call_b", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {"index": 0, "id": "call_b", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}
+            ]
+        }
+    ),
     chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"input": 7}'}}]}),
     chunk({}, "tool_calls"),
     "[DONE]",
@@ -199,7 +211,9 @@ SHARED_INDEX_MESSAGE = {
 
 @STREAM
 def test_two_calls_sharing_index_0(stream: bool):
-    outcome, data, requests = _both_ways(lambda: _first_then_text(SHARED_INDEX, SHARED_INDEX_MESSAGE, "tool_calls"), stream)
+    outcome, data, requests = _both_ways(
+        lambda: _first_then_text(SHARED_INDEX, SHARED_INDEX_MESSAGE, "tool_calls"), stream
+    )
     reply = outcome.transcript[2]
     assert [(c.id, c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [
         ("call_a", "read_ticket", {"input": 42}),
@@ -213,7 +227,18 @@ def test_two_calls_sharing_index_0(stream: bool):
 
 
 OBJECT_ARGUMENTS = [
-    chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": {"input": 42}}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_a",
+                    "type": "function",
+                    "function": {"name": "read_ticket", "arguments": {"input": 42}},
+                }
+            ]
+        }
+    ),
     chunk({}, "tool_calls"),
     "[DONE]",
 ]
@@ -221,7 +246,11 @@ OBJECT_ARGUMENTS = [
 
 @STREAM
 def test_arguments_as_an_object_are_accepted_on_both_paths(stream: bool):
-    message = {"tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": {"input": 42}}}]}
+    message = {
+        "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": {"input": 42}}}
+        ]
+    }
     outcome, data, _ = _both_ways(lambda: _first_then_text(OBJECT_ARGUMENTS, message, "tool_calls"), stream)
     assert outcome.count("ToolCall") == 1 and data["status"] == "Incomplete"
     assert json.loads(outcome.transcript[2].tool_calls[0].arguments) == {"input": 42}
@@ -246,7 +275,11 @@ def _function(value: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(("label", "value", "expected"), ARGUMENT_TABLE, ids=[row[0] for row in ARGUMENT_TABLE])
 def test_the_argument_table_is_read_alike_streamed_or_not(label: str, value: Any, expected: str):
     assert normalize_arguments(None if value is ... else value) == expected
-    streamed = [chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": _function(value)}]}), chunk({}, "tool_calls"), "[DONE]"]
+    streamed = [
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": _function(value)}]}),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+    ]
     message = {"tool_calls": [{"id": "c1", "type": "function", "function": _function(value)}]}
     got = {}
     for stream in (False, True):
@@ -268,7 +301,11 @@ def _reply_calls(transport: LiveTransport, stream: bool) -> list[tuple[str, str,
 @pytest.mark.parametrize("value", [..., None], ids=["absent", "null"])
 def test_a_tool_without_parameters_runs_once_on_both_paths(value: Any, stream: bool):
     """Through the Python API with an agent: a null or absent argument object binds as {}."""
-    streamed = [chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": _function(value)}]}), chunk({}, "tool_calls"), "[DONE]"]
+    streamed = [
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": _function(value)}]}),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+    ]
     message = {"tool_calls": [{"id": "c1", "type": "function", "function": _function(value)}]}
     ran = []
 
@@ -279,14 +316,22 @@ def test_a_tool_without_parameters_runs_once_on_both_paths(value: Any, stream: b
     with FakeOpenAIServer(reply=_first_then_text(streamed, message, "tool_calls")) as server:
         scope = ExecutionScope(labkit.Limits(), {"net.ping"})
         tool = scope.tool("ping", "net.ping", _ping, description="answers pong")
-        agent = SimpleAgent(CountingClient(_transport(server.base_url), scope), [tool], instructions="ping", stream=stream)
+        agent = SimpleAgent(
+            CountingClient(_transport(server.base_url), scope), [tool], instructions="ping", stream=stream
+        )
         outcome = run_sync(run_agent(agent, "ping", is_complete=lambda: bool(ran)))
     assert ran == [1] and outcome.status is RunStatus.COMPLETED
     assert [m.text for m in outcome.transcript if m.role == "tool"] == ["pong"]
 
 
 CUT_AT_CAP = [
-    chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": ""}}
+            ]
+        }
+    ),
     chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"inp'}}]}),
     chunk({}, "length"),
     "[DONE]",
@@ -297,7 +342,12 @@ CUT_AT_CAP = [
 @pytest.mark.parametrize("arguments", ["", '{"inp'], ids=["empty", "partial"])
 def test_a_reply_cut_at_the_cap_runs_nothing(arguments: str, stream: bool):
     events = CUT_AT_CAP if arguments else [CUT_AT_CAP[0], CUT_AT_CAP[2], CUT_AT_CAP[3]]
-    message = {"content": "", "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": arguments}}]}
+    message = {
+        "content": "",
+        "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "read_ticket", "arguments": arguments}}
+        ],
+    }
     outcome, data, requests = _both_ways(lambda: _first_then_text(events, message, "length"), stream)
     assert [e.kind for e in outcome.events] == ["ModelCall", "ModelCall"]  # no Middleware, no ToolCall
     assert outcome.status is RunStatus.INCOMPLETE  # the loop went on and the model answered
@@ -310,7 +360,18 @@ def test_a_reply_cut_at_the_cap_runs_nothing(arguments: str, stream: bool):
 
 TEXT_THEN_CALL = [
     chunk({"content": "Review finished."}),
-    chunk({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "finish_review", "arguments": '{"input": 42}'}}]}),
+    chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_a",
+                    "type": "function",
+                    "function": {"name": "finish_review", "arguments": '{"input": 42}'},
+                }
+            ]
+        }
+    ),
 ]
 
 
@@ -325,7 +386,15 @@ TEXT_THEN_CALL = [
         (TEXT_THEN_CALL + [chunk({}, "tool_calls")], "cut-chunked"),  # closed before the last chunk
         ([], "chunked"),  # llama-cpp-python when its generator fails after the 200: no event at all
     ],
-    ids=["no-finish-reason", "no-done", "no-done-closed", "no-done-chunked", "cut-mid-body", "cut-mid-chunk", "no-event"],
+    ids=[
+        "no-finish-reason",
+        "no-done",
+        "no-done-closed",
+        "no-done-chunked",
+        "cut-mid-body",
+        "cut-mid-chunk",
+        "no-event",
+    ],
 )
 def test_a_stream_cut_short_is_one_status(events: list[Any], framing: str):
     def factory():
@@ -378,22 +447,46 @@ def test_several_calls_per_chunk_and_interleaved():
         ("b", "finish_review", '{"input": 42}'),
     ]
     events = [
-        chunk({"tool_calls": [
-            {"index": 0, "id": "a", "type": "function", "function": {"name": "read_ticket", "arguments": '{"input": 42}'}},
-            {"index": 1, "id": "b", "type": "function", "function": {"name": "read_ticket", "arguments": '{"input": 7}'}},
-        ]}),
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "a",
+                        "type": "function",
+                        "function": {"name": "read_ticket", "arguments": '{"input": 42}'},
+                    },
+                    {
+                        "index": 1,
+                        "id": "b",
+                        "type": "function",
+                        "function": {"name": "read_ticket", "arguments": '{"input": 7}'},
+                    },
+                ]
+            }
+        ),
         chunk({}, "tool_calls"),
         "[DONE]",
     ]
     outcome, _, _ = _both_ways(lambda: _first_then_text(events, SHARED_INDEX_MESSAGE, "tool_calls"), True)
-    assert outcome.count("ToolCall") == 2 and [m.tool_call_id for m in outcome.transcript if m.role == "tool"] == ["a", "b"]
+    assert outcome.count("ToolCall") == 2 and [m.tool_call_id for m in outcome.transcript if m.role == "tool"] == [
+        "a",
+        "b",
+    ]
 
 
 def test_ids_repeated_in_every_delta_are_set_once():
     """llama-cpp-python's shape: the name is not joined into read_ticketread_ticket."""
     calls = StreamedCalls("http://x/v1/chat/completions")
     for piece in ('{"input"', ": 42", "} "):
-        calls.add({"index": 0, "id": "call__0_read_ticket_cmpl-1", "type": "function", "function": {"name": "read_ticket", "arguments": piece}})
+        calls.add(
+            {
+                "index": 0,
+                "id": "call__0_read_ticket_cmpl-1",
+                "type": "function",
+                "function": {"name": "read_ticket", "arguments": piece},
+            }
+        )
     assert [(c.name, c.arguments) for c in calls.calls()] == [("read_ticket", '{"input": 42} ')]
 
 
@@ -428,7 +521,11 @@ def test_the_requests_table_shows_each_unknown_tool_request():
 def test_null_or_absent_arguments_bind_as_no_arguments_through_the_console(value: Any, stream: bool):
     """read_ticket needs `input`: both paths bind {} (not the text "null") and say what is missing."""
     function = {"name": "read_ticket"} if value is ... else {"name": "read_ticket", "arguments": value}
-    streamed = [chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]}), chunk({}, "tool_calls"), "[DONE]"]
+    streamed = [
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]}),
+        chunk({}, "tool_calls"),
+        "[DONE]",
+    ]
     message = {"tool_calls": [{"id": "c1", "type": "function", "function": function}]}
     outcome, data, _ = _both_ways(lambda: _first_then_text(streamed, message, "tool_calls"), stream)
     assert outcome.transcript[2].tool_calls[0].arguments == "{}"

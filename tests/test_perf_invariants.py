@@ -500,7 +500,9 @@ def _echo(input: int) -> int:
 @pytest.mark.parametrize("granted", [True, False])
 @pytest.mark.parametrize("budget_left", [True, False])
 @pytest.mark.parametrize("new_signature", [True, False])
-def test_the_guard_refuses_with_the_first_rule_that_refuses(granted: bool, budget_left: bool, new_signature: bool) -> None:
+def test_the_guard_refuses_with_the_first_rule_that_refuses(
+    granted: bool, budget_left: bool, new_signature: bool
+) -> None:
     from labkit.core.scope import GUARD_RULES
 
     scope = ExecutionScope(Limits(tool_calls=2 if budget_left else 1, repetitions=1), {"ok"})
@@ -599,7 +601,9 @@ def test_retained_memory_after_10000_runs_with_per_run_closure_bodies_is_flat() 
         scope = ExecutionScope(Limits(tool_calls=4, repetitions=1), {"r", "f"})
         tools = [scope.tool("read", "r", read), scope.tool("finish", "f", finish)]
         script = [labkit.Call("read", {"input": i}), labkit.Call("finish", {"input": i}), "done"]
-        agent = labkit.SimpleAgent(labkit.CountingClient(labkit.ScriptedTransport(script), scope), tools, instructions="go")
+        agent = labkit.SimpleAgent(
+            labkit.CountingClient(labkit.ScriptedTransport(script), scope), tools, instructions="go"
+        )
         outcome = await labkit.run_agent(agent, "go", is_complete=lambda: True)
         assert outcome.status is RunStatus.COMPLETED
 

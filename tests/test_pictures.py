@@ -41,8 +41,10 @@ FAILING = {
     # finish_review with the wrong id after a good read raises; then the tool budget refuses
     "wrong id": ([READ, Call("finish_review", {"input": 7}), FINISH, "done"], Limits(tool_calls=2)),
     # two failing bodies in one reply, then the model budget stops the run
-    "two failures in one reply": ([[Call("finish_review", {"input": 1}), Call("finish_review", {"input": 2})], READ],
-                                  Limits(model_calls=1)),
+    "two failures in one reply": (
+        [[Call("finish_review", {"input": 1}), Call("finish_review", {"input": 2})], READ],
+        Limits(model_calls=1),
+    ),
     # arguments that do not bind never reach a guard: no body row at all
     "no bind": ([Call("read_ticket", {"input": "forty-two"}), READ, FINISH, "done"], Limits()),
 }
@@ -81,8 +83,11 @@ def _body_errors(outcome: labkit.RunOutcome) -> list[bool]:
     return ran
 
 
-ALL = [*((s, a) for s in SPEC_TABLE for a in AGENTS), *((n, a) for n in FAILING for a in AGENTS),
-       *((f"mystery {k}", a) for k in labkit.mysteries() for a in AGENTS)]
+ALL = [
+    *((s, a) for s in SPEC_TABLE for a in AGENTS),
+    *((n, a) for n in FAILING for a in AGENTS),
+    *((f"mystery {k}", a) for k in labkit.mysteries() for a in AGENTS),
+]
 
 
 @pytest.mark.parametrize(("run", "agent"), ALL)
@@ -104,9 +109,14 @@ def test_the_chapter_4_run_shows_its_failed_finish(runs) -> None:
     assert outcome.status is RunStatus.REPEATED_CALL
     bodies = [(row.label, row.failed) for row in timeline_data(outcome) if row.kind == "body"]
     assert bodies == [("finish_review raised ValueError", True), ("read_ticket returned", False)]
-    retried = [(row.label, row.failed) for row in timeline_data(runs["finish first, retried", "simple"]) if row.kind == "body"]
-    assert retried == [("finish_review raised ValueError", True), ("read_ticket returned", False),
-                       ("finish_review returned", False)]
+    retried = [
+        (row.label, row.failed) for row in timeline_data(runs["finish first, retried", "simple"]) if row.kind == "body"
+    ]
+    assert retried == [
+        ("finish_review raised ValueError", True),
+        ("read_ticket returned", False),
+        ("finish_review returned", False),
+    ]
 
 
 def _marks(ax) -> dict[str, list]:
@@ -207,8 +217,13 @@ def _no_missing(frame: pd.DataFrame) -> None:
 @pytest.mark.parametrize(("run", "agent"), ALL)
 def test_the_frames_of_every_run_hold_no_missing_values(runs, run: str, agent: str) -> None:
     outcome = runs[run, agent]
-    for frame in (events_frame(outcome), counters_frame(outcome), requests_frame(outcome),
-                  outcomes_frame({run: outcome}), events_frame(outcome.events)):
+    for frame in (
+        events_frame(outcome),
+        counters_frame(outcome),
+        requests_frame(outcome),
+        outcomes_frame({run: outcome}),
+        events_frame(outcome.events),
+    ):
         _no_missing(frame)
 
 
@@ -250,7 +265,6 @@ def test_the_chapter_8_spans_table_shows_blanks() -> None:
     assert list(spans["tool calls"]) == [0, "", 0]
 
 
-
 def test_a_body_still_running_at_the_deadline_is_not_drawn_as_one_that_returned() -> None:
     """Chapter 9's stubborn body: the run ended while the body ran, so the outcome holds no result."""
     slow = labkit.ExecutionScope(Limits(deadline_s=0.2), capabilities={"ticket.read"})
@@ -264,7 +278,9 @@ def test_a_body_still_running_at_the_deadline_is_not_drawn_as_one_that_returned(
 
     tool = slow.tool("slow_read", "ticket.read", slow_read)
     agent = labkit.SimpleAgent(
-        labkit.CountingClient(ScriptedTransport([Call("slow_read", {"ticket": 1}), "done"]), slow), [tool], instructions="x"
+        labkit.CountingClient(ScriptedTransport([Call("slow_read", {"ticket": 1}), "done"]), slow),
+        [tool],
+        instructions="x",
     )
     try:
         stuck = labkit.run_sync(labkit.run_agent(agent, "x", is_complete=lambda: False))

@@ -120,7 +120,9 @@ def test_guard_order_feedback_only_when_two_rules_refuse_the_same_call():
     outcome = labkit.mystery("D").run()  # read 42 / read 7 in turn, two attempts each: call 5 is 42 again
     feedback = labkit.check(outcome, status="RepeatedCall", tool_calls=4).feedback
     assert feedback[0].startswith("think: you said RepeatedCall, but the tool budget decided")
-    assert any("repetition rule would also have refused that call" in l and "asks the tool budget first" in l for l in feedback)
+    assert any(
+        "repetition rule would also have refused that call" in l and "asks the tool budget first" in l for l in feedback
+    )
 
 
 def test_no_guard_order_feedback_when_the_other_rule_never_refuses():
@@ -278,7 +280,12 @@ def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
     outcome = labkit.run("unavailable")
     text = str(labkit.check(outcome, status="ProviderUnavailable", tool_calls=0))
     status, count = text.splitlines()[:2]
-    assert re.split(r" {2,}", status) == ["status", "you said ProviderUnavailable", "it was ProviderUnavailable", "right"]
+    assert re.split(r" {2,}", status) == [
+        "status",
+        "you said ProviderUnavailable",
+        "it was ProviderUnavailable",
+        "right",
+    ]
     assert re.split(r" {2,}", count) == ["ToolCall count", "you said 0", "it was 0", "right"]
     assert status.index("it was") == count.index("it was") and status.index("right") == count.index("right")
 
@@ -286,11 +293,19 @@ def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
 def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_blank_guess_hidden():
     from labkit.teaching.predict import compare
 
-    lines = str(compare("status", {"function": "Completed", "simple": "Completed"}, {"function": "Completed", "simple": "Incomplete"})).splitlines()
+    lines = str(
+        compare(
+            "status",
+            {"function": "Completed", "simple": "Completed"},
+            {"function": "Completed", "simple": "Incomplete"},
+        )
+    ).splitlines()
     assert [line.split("  ")[0] for line in lines] == ["status [function]", "status [simple]"]
     assert lines[0].endswith("right") and lines[1].endswith("not this time")
     assert len({line.index("it was") for line in lines}) == 1  # aligned
-    assert not compare("n", {"a": 1}, {"a": 1, "b": 2}).right and "you said -" in str(compare("n", {"a": 1}, {"a": 1, "b": 2}))
+    assert not compare("n", {"a": 1}, {"a": 1, "b": 2}).right and "you said -" in str(
+        compare("n", {"a": 1}, {"a": 1, "b": 2})
+    )
     assert "no guess yet" in str(compare("status", ..., {"a": "Completed"}))
     assert "Completed" not in str(compare("status", ..., {"a": "Completed"}))
 
@@ -300,7 +315,9 @@ def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_b
 
 def test_one_guess_per_label_is_checked_against_its_own_run():
     runs = {"one attempt": labkit.run("complete", limits=labkit.Limits(tool_calls=1)), "room": labkit.run("complete")}
-    result = labkit.check(runs, status={"one attempt": "ToolBudget", "room": "Completed"}, tool_calls={"one attempt": 1, "room": 2})
+    result = labkit.check(
+        runs, status={"one attempt": "ToolBudget", "room": "Completed"}, tool_calls={"one attempt": 1, "room": 2}
+    )
     assert result.right and [c.predicted_status for _, c in result] == ["ToolBudget", "Completed"]
     swapped = labkit.check(runs, status={"one attempt": "Completed", "room": "ToolBudget"}, tool_calls=2)
     assert not swapped.right and not swapped["one attempt"].right and not swapped["room"].right
@@ -333,12 +350,15 @@ def test_per_label_guesses_need_labelled_runs():
         labkit.check(labkit.run("complete"), status={"a": "Completed"})
 
 
-@pytest.mark.parametrize(("notebook", "kept", "dropped"), [
-    ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 6)", "(chapter 7)"]),
-    ("06_counting_calls_and_bounding_time.ipynb", ["(chapter 6)"], ["(chapter 7)"]),
-    ("09_cancellation_persistence_replay.ipynb", ["(chapter 6)", "(chapter 7)"], []),
-    (None, ["(chapter 6)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
-])
+@pytest.mark.parametrize(
+    ("notebook", "kept", "dropped"),
+    [
+        ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 6)", "(chapter 7)"]),
+        ("06_counting_calls_and_bounding_time.ipynb", ["(chapter 6)"], ["(chapter 7)"]),
+        ("09_cancellation_persistence_replay.ipynb", ["(chapter 6)", "(chapter 7)"], []),
+        (None, ["(chapter 6)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
+    ],
+)
 def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook, kept, dropped):
     from labkit.teaching import progress as progress_module
 

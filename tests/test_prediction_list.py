@@ -41,14 +41,22 @@ def listing(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_mystery_and_a_script_described_by_its_steps_pass_and_the_list_is_written(tmp_path):
-    chapter(tmp_path, "01_one.ipynb", [
-        code('mystery = labkit.teaching.predict.mystery("A")\nmystery'), predict(),
-        code("outcome = mystery.run()"), check(),
-        md("The model asks for `read_ticket(42)`, then says it is done. The status is `Incomplete` or not?"),
-        code('steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]'), predict(),
-        # naming the scenario after the prediction is the way to reveal it
-        code('outcome = labkit.run(labkit.prepare("complete", transport=labkit.ScriptedTransport(steps)))'), check(),
-    ])
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            code('mystery = labkit.teaching.predict.mystery("A")\nmystery'),
+            predict(),
+            code("outcome = mystery.run()"),
+            check(),
+            md("The model asks for `read_ticket(42)`, then says it is done. The status is `Incomplete` or not?"),
+            code('steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]'),
+            predict(),
+            # naming the scenario after the prediction is the way to reveal it
+            code('outcome = labkit.run(labkit.prepare("complete", transport=labkit.ScriptedTransport(steps)))'),
+            check(),
+        ],
+    )
     done = listing(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("01_one.ipynb")]
@@ -86,10 +94,17 @@ def test_a_setup_that_names_its_scenario_breaks_the_rule(tmp_path, setup, reason
 
 
 def test_statuses_and_words_that_are_not_quoted_names_do_not_break_it(tmp_path):
-    chapter(tmp_path, "01_one.ipynb", [
-        md("Will it be `Incomplete` or `Completed`? The deadline is far; the budget is complete."),
-        code('steps = ["Review finished."]'), predict(), code("outcome = labkit.run(steps)"), check(),
-    ])
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            md("Will it be `Incomplete` or `Completed`? The deadline is far; the budget is complete."),
+            code('steps = ["Review finished."]'),
+            predict(),
+            code("outcome = labkit.run(steps)"),
+            check(),
+        ],
+    )
     done = listing(tmp_path)
     assert done.returncode == 0, done.stdout
 
@@ -97,10 +112,18 @@ def test_statuses_and_words_that_are_not_quoted_names_do_not_break_it(tmp_path):
 def test_a_prediction_that_repeats_an_earlier_one_breaks_the_rule_across_chapters(tmp_path):
     same = 'steps = [labkit.Call("read_ticket", {"input": 42})] * 3'
     chapter(tmp_path, "01_one.ipynb", [code(same), predict(), check()])
-    chapter(tmp_path, "02_two.ipynb", [
-        code(same.replace(" * 3", "  *  3")), predict('my_tool_calls = 1\nmy_status = "RepeatedCall"'), check(),
-        code(same), predict("my_status = 'RepeatedCall'"), check(),  # other names: another question
-    ])
+    chapter(
+        tmp_path,
+        "02_two.ipynb",
+        [
+            code(same.replace(" * 3", "  *  3")),
+            predict('my_tool_calls = 1\nmy_status = "RepeatedCall"'),
+            check(),
+            code(same),
+            predict("my_status = 'RepeatedCall'"),
+            check(),  # other names: another question
+        ],
+    )
     done = listing(tmp_path)
     assert done.returncode == 1
     broken = [line for line in done.stdout.splitlines() if "BREAKS THE RULE" in line]
@@ -109,12 +132,24 @@ def test_a_prediction_that_repeats_an_earlier_one_breaks_the_rule_across_chapter
 
 
 def test_prose_only_setups_are_compared_by_their_prose(tmp_path):
-    chapter(tmp_path, "01_one.ipynb", [
-        code('first = labkit.teaching.predict.mystery("A")'), predict(), check(),
-        md("The model asks for a tool it may not use."), predict(), check(),
-        md("The model never answers."), predict(), check(),
-        md("The model asks for a tool it may not use."), predict(), check(),
-    ])
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            code('first = labkit.teaching.predict.mystery("A")'),
+            predict(),
+            check(),
+            md("The model asks for a tool it may not use."),
+            predict(),
+            check(),
+            md("The model never answers."),
+            predict(),
+            check(),
+            md("The model asks for a tool it may not use."),
+            predict(),
+            check(),
+        ],
+    )
     done = listing(tmp_path)
     assert done.stdout.count("BREAKS THE RULE") == 1 and "repeats the prediction of 01_one.ipynb cell c6" in done.stdout
 
@@ -128,20 +163,45 @@ def objectives(*bullets: str) -> nbformat.NotebookNode:
     [
         # the objectives give the answer (ch 3's "how `Incomplete` keeps the text"), or its reason (ch 2's
         # "the loop, the tools, the scope and the guard are the same", ch 8's "counted once, however many pieces")
-        ([objectives("see why the host stops a repeat with `RepeatedCall`"), md("## Predict"), code("steps = [1]")],
-         "the objectives give RepeatedCall"),
-        ([objectives("that a streamed call is counted once, however many pieces it arrives in"), md("## Predict"),
-          code("steps = [2]"), predict("my_calls = 3             # one per reply, however many pieces it arrives in"), check()],
-         "the objectives give its reason (arriv, however, many, piec)"),
+        (
+            [objectives("see why the host stops a repeat with `RepeatedCall`"), md("## Predict"), code("steps = [1]")],
+            "the objectives give RepeatedCall",
+        ),
+        (
+            [
+                objectives("that a streamed call is counted once, however many pieces it arrives in"),
+                md("## Predict"),
+                code("steps = [2]"),
+                predict("my_calls = 3             # one per reply, however many pieces it arrives in"),
+                check(),
+            ],
+            "the objectives give its reason (arriv, however, many, piec)",
+        ),
         # a heading gives it (ch 4's "Predict: the first stop wins")
-        ([md("### Predict: the first stop wins"), code("steps = [3]"),
-          predict('my_reason = "PermissionDenied"     # the first stop reason stays')],
-         "the heading 'Predict: the first stop wins' gives its reason (first, stop)"),
+        (
+            [
+                md("### Predict: the first stop wins"),
+                code("steps = [3]"),
+                predict('my_reason = "PermissionDenied"     # the first stop reason stays'),
+            ],
+            "the heading 'Predict: the first stop wins' gives its reason (first, stop)",
+        ),
         ([md("## Predict: a RepeatedCall in one reply"), code("steps = [4]")], "the heading 'Predict: a RepeatedCall"),
         # its own case says it (ch 4: "The scope has stopped with `PermissionDenied`"; ch 7's table two cells above)
-        ([md("## Two more calls\n\nThe scope has stopped with `RepeatedCall`. Call it twice.")],
-         "its own case states the answer before it: 'The scope has stopped with `RepeatedCall`.'"),
-        ([md("## A table"), code("table", ), code("steps = [5]")], "its own case states the answer before it: 'mystery A RepeatedCall'"),
+        (
+            [md("## Two more calls\n\nThe scope has stopped with `RepeatedCall`. Call it twice.")],
+            "its own case states the answer before it: 'The scope has stopped with `RepeatedCall`.'",
+        ),
+        (
+            [
+                md("## A table"),
+                code(
+                    "table",
+                ),
+                code("steps = [5]"),
+            ],
+            "its own case states the answer before it: 'mystery A RepeatedCall'",
+        ),
     ],
 )
 def test_an_answer_that_can_be_looked_up_breaks_the_rule(tmp_path, cells, reason):
@@ -156,28 +216,49 @@ def test_an_answer_that_can_be_looked_up_breaks_the_rule(tmp_path, cells, reason
 
 
 def test_a_status_offered_as_a_choice_or_named_in_another_section_is_no_look_up(tmp_path):
-    chapter(tmp_path, "01_one.ipynb", [
-        objectives("read a run's events and name the rule that stopped it"),
-        md("## The broken record\n\nIt ended `RepeatedCall`."),  # another section's case
-        md("## Predict: a new script\n\nWill it be `RepeatedCall` or `ToolBudget`? Or `RepeatedCall`?"),
-        code('steps = ["x"]'), predict(), check(),
-    ])
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            objectives("read a run's events and name the rule that stopped it"),
+            md("## The broken record\n\nIt ended `RepeatedCall`."),  # another section's case
+            md("## Predict: a new script\n\nWill it be `RepeatedCall` or `ToolBudget`? Or `RepeatedCall`?"),
+            code('steps = ["x"]'),
+            predict(),
+            check(),
+        ],
+    )
     done = listing(tmp_path)
     assert done.returncode == 0, done.stdout
 
 
 def test_the_same_case_as_an_earlier_prediction_or_folded_answer_breaks_the_rule(tmp_path):
-    chapter(tmp_path, "01_one.ipynb", [
-        md("## Questions\n\n**1.** With 5 attempts per signature, how does the broken record end?\n\n"
-           "<details><summary>Answer</summary>\n\n`ToolBudget` after 4: the tool budget admits only 4 attempts "
-           "and the fifth attempt is refused.\n\n</details>"),
-    ])
-    chapter(tmp_path, "02_two.ipynb", [
-        md("## Predict: a new id every call\n\nIt asks for `read_ticket(1)`, then `read_ticket(2)`, and so on."),
-        predict('my_status = "ToolBudget"   # 4 attempts admitted, the 5th refused\nmy_tool_calls = 4'), check(),
-        md("## Predict: elsewhere\n\nA model that asks for `read_ticket(1)`, then `read_ticket(2)`, in another loop."),
-        code("other_loop = True"), predict('my_status = "ToolBudget"\nmy_tool_calls = 4'), check(),
-    ])
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            md(
+                "## Questions\n\n**1.** With 5 attempts per signature, how does the broken record end?\n\n"
+                "<details><summary>Answer</summary>\n\n`ToolBudget` after 4: the tool budget admits only 4 attempts "
+                "and the fifth attempt is refused.\n\n</details>"
+            ),
+        ],
+    )
+    chapter(
+        tmp_path,
+        "02_two.ipynb",
+        [
+            md("## Predict: a new id every call\n\nIt asks for `read_ticket(1)`, then `read_ticket(2)`, and so on."),
+            predict('my_status = "ToolBudget"   # 4 attempts admitted, the 5th refused\nmy_tool_calls = 4'),
+            check(),
+            md(
+                "## Predict: elsewhere\n\nA model that asks for `read_ticket(1)`, then `read_ticket(2)`, in another loop."
+            ),
+            code("other_loop = True"),
+            predict('my_status = "ToolBudget"\nmy_tool_calls = 4'),
+            check(),
+        ],
+    )
     done = listing(tmp_path)
     assert "repeats a folded answer of 01_one.ipynb" in done.stdout
     assert "repeats the case of 02_two.ipynb cell c3 (same calls, same answer)" in done.stdout

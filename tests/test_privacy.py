@@ -24,7 +24,9 @@ SECRET_ID = 918273645546372819
 
 def _leaks(text: str) -> list[str]:
     found = [s for s in (SECRET, str(SECRET_ID), canonical(SECRET)) if s in text]
-    found += [s for s in (signature("lookup", {"key": SECRET}), signature("read_ticket", {"input": SECRET_ID})) if s in text]
+    found += [
+        s for s in (signature("lookup", {"key": SECRET}), signature("read_ticket", {"input": SECRET_ID})) if s in text
+    ]
     return found
 
 

@@ -52,7 +52,12 @@ def test_a_right_first_guess_is_recorded_as_done_and_right_first_time(here: Path
     assert data["format"] == 1
     (entry,) = data["chapters"][CHAPTER]["entries"].values()
     assert (entry["label"], entry["kind"], entry["attempts"], entry["right_first"], entry["right"]) == (
-        "status and ToolCall count", "check", 1, True, True)
+        "status and ToolCall count",
+        "check",
+        1,
+        True,
+        True,
+    )
     chapter = progress().chapter("04")
     assert [e.label for e in chapter.done] == ["status and ToolCall count"]
     assert len(chapter.right_first) == 1 and chapter.to_return == ()
@@ -66,7 +71,13 @@ def test_wrong_then_right_is_done_but_not_right_first_time(here: Path) -> None:
     assert "return to: admitted: not right yet" in str(progress())
     assert labkit.compare("admitted", 4, 4, chapter=CHAPTER).right
     (entry,) = progress().chapter(CHAPTER).entries
-    assert (entry.attempts, entry.right_first, entry.right, entry.done, entry.to_return) == (2, False, True, True, False)
+    assert (entry.attempts, entry.right_first, entry.right, entry.done, entry.to_return) == (
+        2,
+        False,
+        True,
+        True,
+        False,
+    )
     assert str(progress()) == f"{CHAPTER}: 1 of 1 done, 0 right first time"
 
 
@@ -76,7 +87,9 @@ def test_a_check_without_a_guess_is_seen_not_tried_and_says_where_to_return(here
     labkit.compare("bodies", ..., 1, chapter=CHAPTER)
     mine = progress().chapter(CHAPTER)
     assert [(e.label, e.attempts, e.right_first) for e in mine.entries] == [
-        ("status and ToolCall count", 0, None), ("bodies", 0, None)]
+        ("status and ToolCall count", 0, None),
+        ("bodies", 0, None),
+    ]
     assert [e.label for e in mine.to_return] == ["status and ToolCall count", "bodies"]
     assert mine.summary() == f"{CHAPTER}: 0 of 2 done, 0 right first time"
     assert "return to: bodies: not tried yet" in str(progress())
@@ -217,7 +230,12 @@ def test_the_widget_records_its_prediction(here: Path) -> None:
     panel.tool_calls_choice = 2
     assert panel.run().right
     (entry,) = progress().chapter("unnamed").entries
-    assert (entry.label, entry.kind, entry.attempts, entry.right_first) == ("widget: mystery C (harness)", "widget", 1, True)
+    assert (entry.label, entry.kind, entry.attempts, entry.right_first) == (
+        "widget: mystery C (harness)",
+        "widget",
+        1,
+        True,
+    )
 
 
 def test_bingo_records_every_square(here: Path) -> None:
@@ -240,15 +258,30 @@ def _notebook(folder: Path, cells: list[dict]) -> Path:
     return path
 
 
-def test_check_guard_records_the_learners_guard_not_the_chapters_demo(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_guard_records_the_learners_guard_not_the_chapters_demo(
+    here: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from labkit.teaching.capstone import check_guard
 
     from guard_catalogue import CheckOutsideLock, Reference
 
-    notebook = _notebook(here, [
-        {"cell_type": "code", "id": "demo", "metadata": {}, "source": "class CheckOutsideLock(GuardBase):\n    ..."},
-        {"cell_type": "code", "id": "mine", "metadata": {"tags": ["exercise"]}, "source": ["class Reference(GuardBase):\n"]},
-    ])
+    notebook = _notebook(
+        here,
+        [
+            {
+                "cell_type": "code",
+                "id": "demo",
+                "metadata": {},
+                "source": "class CheckOutsideLock(GuardBase):\n    ...",
+            },
+            {
+                "cell_type": "code",
+                "id": "mine",
+                "metadata": {"tags": ["exercise"]},
+                "source": ["class Reference(GuardBase):\n"],
+            },
+        ],
+    )
     monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
     assert not check_guard(CheckOutsideLock).passed
     assert check_guard(Reference).passed
@@ -269,13 +302,23 @@ class _FakeShell:
         self.parent_header = {"metadata": {"cellId": cell}}
 
 
-def test_in_a_kernel_records_are_keyed_by_notebook_and_cell(here: Path, monkeypatch: pytest.MonkeyPatch, repeat) -> None:
-    notebook = _notebook(here, [
-        {"cell_type": "markdown", "id": "h", "metadata": {}, "source": "## Predict: who stops first\nprose"},
-        {"cell_type": "code", "id": "c1", "metadata": {}, "source": "labkit.check(...)"},
-        {"cell_type": "markdown", "id": "h2", "metadata": {}, "source": "## Two at once"},
-        {"cell_type": "code", "id": "c2", "metadata": {}, "source": "print(labkit.check(...)); print(labkit.check(...))"},
-    ])
+def test_in_a_kernel_records_are_keyed_by_notebook_and_cell(
+    here: Path, monkeypatch: pytest.MonkeyPatch, repeat
+) -> None:
+    notebook = _notebook(
+        here,
+        [
+            {"cell_type": "markdown", "id": "h", "metadata": {}, "source": "## Predict: who stops first\nprose"},
+            {"cell_type": "code", "id": "c1", "metadata": {}, "source": "labkit.check(...)"},
+            {"cell_type": "markdown", "id": "h2", "metadata": {}, "source": "## Two at once"},
+            {
+                "cell_type": "code",
+                "id": "c2",
+                "metadata": {},
+                "source": "print(labkit.check(...)); print(labkit.check(...))",
+            },
+        ],
+    )
     shell = _FakeShell(notebook)
     monkeypatch.setattr(progress_module, "_shell", lambda: shell)
     shell.run("c1")
@@ -287,18 +330,27 @@ def test_in_a_kernel_records_are_keyed_by_notebook_and_cell(here: Path, monkeypa
     labkit.check(repeat, status="RepeatedCall", tool_calls=1)
     labkit.check(repeat, status="RepeatedCall", tool_calls=1)
     entries = _file(here)["chapters"]["10_capstone.ipynb"]["entries"]
-    assert sorted(entries) == ["c1/status and ToolCall count", "c2/status and ToolCall count",
-                               "c2/status and ToolCall count (2)"]
+    assert sorted(entries) == [
+        "c1/status and ToolCall count",
+        "c2/status and ToolCall count",
+        "c2/status and ToolCall count (2)",
+    ]
     second = entries["c2/status and ToolCall count (2)"]
     assert (second["attempts"], second["right_first"], second["right"]) == (2, False, True)
     mine = progress().chapter("10_capstone.ipynb")
-    assert [e.where for e in mine.entries] == ["cell 2, under \u201cPredict: who stops first\u201d",
-                                               "cell 4, under \u201cTwo at once\u201d", "cell 4, under \u201cTwo at once\u201d"]
+    assert [e.where for e in mine.entries] == [
+        "cell 2, under \u201cPredict: who stops first\u201d",
+        "cell 4, under \u201cTwo at once\u201d",
+        "cell 4, under \u201cTwo at once\u201d",
+    ]
 
 
 def test_importing_labkit_does_not_import_the_progress_module() -> None:
     code = "import sys, labkit; labkit.run('repeat'); print('labkit.teaching.progress' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )
     code = "import sys, labkit; p = labkit.progress; print(p.__module__, 'pandas' in sys.modules, 'IPython' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["labkit.teaching.progress", "False", "False"]
@@ -313,8 +365,14 @@ def _progress_files() -> list[Path]:
 
 def _nbval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in (progress_module.ENV, "JPY_SESSION_NAME")}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
@@ -323,7 +381,9 @@ def test_running_the_repositorys_notebooks_under_nbval_writes_nothing_into_it(ed
     pytest.importorskip("nbval")
     chapter = "01_a_loop_needs_an_owner.ipynb"
     assert _progress_files() == []
-    flags = (["--nbval", "--nbval-sanitize-with", "notebooks/sanitize.cfg"] if edition == "notebooks" else ["--nbval-lax"])
+    flags = (
+        ["--nbval", "--nbval-sanitize-with", "notebooks/sanitize.cfg"] if edition == "notebooks" else ["--nbval-lax"]
+    )
     done = _nbval(*flags, "--nbval-current-env", f"{edition}/{chapter}", cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:]
     assert _progress_files() == []

@@ -62,7 +62,9 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module", params=SERVERS)
-def server(request: pytest.FixtureRequest, model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def server(
+    request: pytest.FixtureRequest, model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningServer]:
     running = start(request.param, BUILD, model, tmp_path_factory.mktemp(request.param))
     try:
         yield running
@@ -71,7 +73,9 @@ def server(request: pytest.FixtureRequest, model: Path, tmp_path_factory: pytest
 
 
 def _console(name: str, base_url: str, stream: bool) -> tuple[int, dict]:
-    argv = ["run", name, "--live", "--base-url", base_url, "--model", "tiny", "--json"] + (["--stream"] if stream else [])
+    argv = ["run", name, "--live", "--base-url", base_url, "--model", "tiny", "--json"] + (
+        ["--stream"] if stream else []
+    )
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(argv)
@@ -260,7 +264,9 @@ def test_a_real_server_run_ends_completed(reviewer_server: RunningServer, stream
     outcome = labkit.run("complete", agent=agent, transport=transport, stream=stream)
     assert outcome.status is RunStatus.COMPLETED and outcome.exit_code == 0
     assert (outcome.count("ModelCall"), outcome.count("ToolCall"), transport.calls) == (3, 2, 3)
-    calls = [(c.name, json.loads(c.arguments)) for m in outcome.transcript if m.role == "assistant" for c in m.tool_calls]
+    calls = [
+        (c.name, json.loads(c.arguments)) for m in outcome.transcript if m.role == "assistant" for c in m.tool_calls
+    ]
     assert calls == [("read_ticket", {"input": 42}), ("finish_review", {"input": 42})]
     results = [m.text for m in outcome.transcript if m.role == "tool"]
     assert results[0].startswith("Ticket 42:") and results[1].startswith("Review finished.")
@@ -292,13 +298,22 @@ def test_the_reviewer_follows_the_tool_results_not_the_number_of_calls(reviewer_
         return "NotFound: the ticket store is empty."
 
     lost = dataclasses.replace(
-        SCENARIOS["complete"], name="lost", tools=(labkit.Tool("read_ticket", "ticket.read", read_ticket), REVIEW_TOOLS[1])
+        SCENARIOS["complete"],
+        name="lost",
+        tools=(labkit.Tool("read_ticket", "ticket.read", read_ticket), REVIEW_TOOLS[1]),
     )
     for stream in (False, True):
         transport = LiveTransport(LiveProfile(base_url=reviewer_server.base_url, model="tiny", timeout_s=60))
         outcome = labkit.run(lost, transport=transport, stream=stream)
         assert outcome.status is RunStatus.REPEATED_CALL
-        assert [e.kind for e in outcome.events] == ["ModelCall", "Middleware", "ToolCall", "ModelCall", "Middleware", "RepeatedCall"]
+        assert [e.kind for e in outcome.events] == [
+            "ModelCall",
+            "Middleware",
+            "ToolCall",
+            "ModelCall",
+            "Middleware",
+            "RepeatedCall",
+        ]
 
 
 def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServer, monkeypatch: pytest.MonkeyPatch):
@@ -309,13 +324,18 @@ def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServe
     notebooks = Path(__file__).resolve().parent.parent / "notebooks"
     nb = nbformat.read(notebooks / "appendix_a_real_model.ipynb", as_version=4)
     monkeypatch.setenv("LABKIT_BASE_URL", reviewer_server.base_url)
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(notebooks)}}
+    ).execute()
     said = {
         c.id: "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in c.outputs)
         for c in nb.cells
         if c.cell_type == "code"
     }
-    assert said["live-complete"] == "Completed (exit 0): 3 model calls, 2 tool calls\ntext: 'Review of ticket 42 finished.'\n"
+    assert (
+        said["live-complete"]
+        == "Completed (exit 0): 3 model calls, 2 tool calls\ntext: 'Review of ticket 42 finished.'\n"
+    )
     assert "read_ticket {" in said["live-transcript"] and "finish_review {" in said["live-transcript"]
     assert said["live-stream"] == "streamed: Completed (exit 0), events as the plain run: True\n"
     table = said["live-all"]

@@ -165,7 +165,9 @@ def test_p1_05_zero_is_zero(field: str) -> None:
 def test_p1_05_all_limits_zero_admit_nothing() -> None:
     probe = TestProbe()
     agent, transport, _ = build(
-        [Call("probe", {"n": 1})], {"probe": probe.probe}, limits=Limits(model_calls=0, tool_calls=0, repetitions=0, deadline_s=0)
+        [Call("probe", {"n": 1})],
+        {"probe": probe.probe},
+        limits=Limits(model_calls=0, tool_calls=0, repetitions=0, deadline_s=0),
     )
     outcome = asyncio.run(go(agent))
     assert outcome.status.is_stop
@@ -337,7 +339,9 @@ def test_p1_09_caller_cancel_and_deadline_in_the_same_tick_caller_wins() -> None
             await asyncio.sleep(0)  # the loop now delivers both
             return "unreachable"
 
-        agent, transport, scope = build([Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=0.05))
+        agent, transport, scope = build(
+            [Call("waiting", {"n": 1}), "never"], {"waiting": waiting}, limits=Limits(deadline_s=0.05)
+        )
         with pytest.raises(asyncio.CancelledError):
             await go(agent)
         return transport
@@ -358,7 +362,9 @@ def _search_tool(entries: list[str]):
 
 def test_p1_10_fourth_identical_call_is_refused() -> None:
     entries: list[str] = []
-    agent, transport, _ = build([Call("search", {"q": "x"})] * 4, {"search": _search_tool(entries)}, limits=Limits(repetitions=3))
+    agent, transport, _ = build(
+        [Call("search", {"q": "x"})] * 4, {"search": _search_tool(entries)}, limits=Limits(repetitions=3)
+    )
 
     outcome = asyncio.run(go(agent))
 
@@ -366,7 +372,12 @@ def test_p1_10_fourth_identical_call_is_refused() -> None:
     assert entries == ["x", "x", "x"]
     assert transport.calls == 4
     expected = [e for k in (1, 2, 3) for e in tool_round("search", k)]
-    assert list(outcome.events) == [*expected, ev("ModelCall", "model", 4), ev("Middleware", "search", 4), ev("RepeatedCall", "search", 3)]
+    assert list(outcome.events) == [
+        *expected,
+        ev("ModelCall", "model", 4),
+        ev("Middleware", "search", 4),
+        ev("RepeatedCall", "search", 3),
+    ]
 
 
 @pytest.mark.parametrize("near", ["x ", "X"])

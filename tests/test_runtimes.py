@@ -35,11 +35,16 @@ def test_the_four_runtimes_complete_the_review_and_only_the_model_calls_differ()
     assert tuple(runs) == RUNTIMES
     assert {name: run.status.value for name, run in runs.items()} == dict.fromkeys(RUNTIMES, "Completed")
     assert {name: run.count("ModelCall") for name, run in runs.items()} == {
-        "function": 0, "workflow": 1, "simple": 3, "harness": 3,
+        "function": 0,
+        "workflow": 1,
+        "simple": 3,
+        "harness": 3,
     }
     assert triples(runs["function"]) == [("ToolCall", "read_ticket", 1), ("ToolCall", "finish_review", 2)]
     assert triples(runs["workflow"]) == [
-        ("ToolCall", "read_ticket", 1), ("ModelCall", "model", 1), ("ToolCall", "finish_review", 2),
+        ("ToolCall", "read_ticket", 1),
+        ("ModelCall", "model", 1),
+        ("ToolCall", "finish_review", 2),
     ]
     assert runs["simple"].events == runs["harness"].events == labkit.run("complete", agent="simple").events
     assert len({guard_events(run) for run in runs.values()}) == 1
@@ -51,7 +56,8 @@ def test_one_grant_withdrawn_the_same_guard_refuses_the_same_call_in_all_four():
     for run in runs.values():
         assert run.status == labkit.RunStatus.PERMISSION_DENIED and run.text is None and run.exit_code == 2
         assert [(e.kind.value, e.name, e.count) for e in guard_events(run)] == [
-            ("ToolCall", "read_ticket", 1), ("PermissionDenied", "finish_review", 1),
+            ("ToolCall", "read_ticket", 1),
+            ("PermissionDenied", "finish_review", 1),
         ]
 
 
@@ -100,4 +106,7 @@ def test_bad_inputs_are_one_line_errors():
 
 def test_importing_the_helper_loads_no_pandas():
     code = "import sys, labkit.teaching.runtimes; print('pandas' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )

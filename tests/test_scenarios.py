@@ -70,6 +70,7 @@ EXPECTED: dict[str, tuple[RunStatus, str | None, list[tuple[str, str, int]]]] = 
     "unavailable": (RunStatus.PROVIDER_UNAVAILABLE, None, [_model(1), ("ProviderUnavailable", "model", 1)]),
 }
 
+
 def test_the_spec_lists_every_scenario_in_lesson_order() -> None:
     assert list(SCENARIOS) == list(SPEC_TABLE) == list(EXPECTED)
 

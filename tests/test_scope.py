@@ -504,7 +504,9 @@ def test_a_rule_added_to_guard_rules_is_asked_on_every_call(monkeypatch) -> None
     import labkit.core.scope as scope_module
 
     def closed_on_mondays(scope, tool, key):
-        return scope_module._Stop(labkit.StopReason.PERMISSION_DENIED, tool.name, 0, "closed")  # rules run under the lock
+        return scope_module._Stop(
+            labkit.StopReason.PERMISSION_DENIED, tool.name, 0, "closed"
+        )  # rules run under the lock
 
     monkeypatch.setattr(scope_module, "GUARD_RULES", (*scope_module.GUARD_RULES, closed_on_mondays))
     scope = ExecutionScope(Limits(tool_calls=5, repetitions=5), {"ticket.read"})

@@ -163,13 +163,21 @@ def test_a_float_is_the_decimal_of_its_shortest_text(x: float) -> None:
 
 def test_the_issue_examples() -> None:
     assert canonical(Decimal("1.10")) == canonical(Decimal("1.100")) == canonical(Decimal("1.1")) == canonical(1.1)
-    assert canonical(42) == canonical(42.0) == canonical(4.2e1) == canonical(Decimal("42.00")) == canonical(Decimal("4.2E+1"))
+    assert (
+        canonical(42)
+        == canonical(42.0)
+        == canonical(4.2e1)
+        == canonical(Decimal("42.00"))
+        == canonical(Decimal("4.2E+1"))
+    )
     assert canonical(Decimal("-0.0")) == canonical(0) == canonical(-0.0)
     assert canonical(True) != canonical(Decimal(1))
 
 
 @settings(max_examples=50)
-@given(st.decimals(min_value=-(10**6), max_value=10**6, allow_nan=False, allow_infinity=False, places=3), st.integers(0, 3))
+@given(
+    st.decimals(min_value=-(10**6), max_value=10**6, allow_nan=False, allow_infinity=False, places=3), st.integers(0, 3)
+)
 def test_a_decimal_argument_resent_with_other_trailing_zeros_is_a_repetition(value: Decimal, zeros: int) -> None:
     def pay(amount: Decimal) -> str:
         return "paid"

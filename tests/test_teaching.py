@@ -144,8 +144,10 @@ def test_the_stored_traceback_is_the_one_line_the_learner_saw(shell, tmp_path, c
     shell.run_cell(cell, store_history=False)
     short_output = dict(shell.sent[-1])  # with short_errors: the one line the learner sees
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(cell, outputs=[nbformat.from_dict(short_output)]),
-                nbformat.v4.new_code_cell(cell, outputs=[nbformat.from_dict(long_output)])]
+    nb.cells = [
+        nbformat.v4.new_code_cell(cell, outputs=[nbformat.from_dict(short_output)]),
+        nbformat.v4.new_code_cell(cell, outputs=[nbformat.from_dict(long_output)]),
+    ]
     path = tmp_path / "chapter.ipynb"
     nbformat.write(nb, path)
     script.shorten_tracebacks(path)

@@ -69,7 +69,7 @@ def test_operations_frame_lists_each_operation_once_with_its_state(tmp_path):
         operations_frame(store)  # closed by the with block
 
 
-@pytest.mark.parametrize("text", ["1e400", "-1e400", "NaN", '{"input": Infinity}', '[1, 1e999]'])
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "NaN", '{"input": Infinity}', "[1, 1e999]"])
 def test_canonical_frame_refuses_a_non_finite_number_clearly(text):
     with pytest.raises(labkit.InputError) as info:
         canonical_frame({"huge": (text, "1")})

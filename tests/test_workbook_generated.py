@@ -162,7 +162,11 @@ def test_every_predict_cell_has_its_own_nudge_that_does_not_name_the_answer():
             nudge = cell.metadata.get("labkit", {}).get("hint")
             assert isinstance(nudge, str) and nudge.strip(), f"{path.name} cell {cell.id}: predict cell without a hint"
             for node in ast.parse(cell.source).body:  # a nudge never spells out a guessed status or name
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)
+                ):
                     assert node.value.value not in nudge, f"{path.name} cell {cell.id}: the hint names the answer"
 
 
@@ -182,7 +186,9 @@ def test_the_learner_edition_has_every_guess_scaffolded_with_its_hint_and_no_out
         for solution, hint in zip(solutions, hints, strict=True):
             nudge = solution.metadata["labkit"]["hint"].strip()
             # the nudge first, then the answer folded one level deeper
-            assert hint.startswith("<details><summary>Hint</summary>\n\n" + nudge + "\n\n<details><summary>Answer</summary>")
+            assert hint.startswith(
+                "<details><summary>Hint</summary>\n\n" + nudge + "\n\n<details><summary>Answer</summary>"
+            )
             assert hint.index(solution.source) > hint.index("<summary>Answer</summary>")
             assert hint.endswith("</details>\n\n</details>")
         skeletons = {c.id: c.metadata["labkit"]["skeleton"] for c in solutions if "exercise" in c.metadata["tags"]}
@@ -276,7 +282,10 @@ def test_the_appendix_is_in_both_editions_and_its_live_cells_compare_no_output()
         assert path.name in (ROOT / "notebooks" / "00_contents.md").read_text()
         assert path.name in (ROOT / "workbook" / "README.md").read_text()
         ref = nbformat.read(path, as_version=4)
-        assert ref.cells[0].source.startswith("# Appendix A — ") and "**What you will be able to do**" in ref.cells[0].source
+        assert (
+            ref.cells[0].source.startswith("# Appendix A — ")
+            and "**What you will be able to do**" in ref.cells[0].source
+        )
         assert ref.cells[-1].get("id") == "navigation" and "[Contents](00_contents.md)" in ref.cells[-1].source
         code = [c for c in ref.cells if c.cell_type == "code"]
         assert all("NBVAL_" not in c.source for c in code)

@@ -91,7 +91,9 @@ MERGES = ["< t", "<t o", "<to o", "<too l", "_ c", "_c a", "_ca l", "_cal l", ">
 
 def _bytes_to_unicode() -> dict[int, str]:
     """GPT-2's reversible map from bytes to printable characters."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     chars = printable[:]
     extra = 0
     for b in range(256):
@@ -281,7 +283,10 @@ def _reviewer_weights(tokens: list[str]) -> dict[str, np.ndarray]:
     for current, following in CHAIN.items():
         output[token(following), onehot[token(current)]] = STEP
     # The two branches: the flag takes the first choice away and doubles the second.
-    for current, first, second, flag in (("\n", "<tool", ANSWER, FINISHED), (NAME_OPEN, "read_ticket", "finish_review", READ)):
+    for current, first, second, flag in (
+        ("\n", "<tool", ANSWER, FINISHED),
+        (NAME_OPEN, "read_ticket", "finish_review", READ),
+    ):
         output[token(first), flag] = -STEP
         output[token(second), onehot[token(current)]] = STEP / 2
         output[token(second), flag] = STEP / 2

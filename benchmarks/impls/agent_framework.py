@@ -43,7 +43,10 @@ class ScriptedChatClient(
 
 def make():
     client = ScriptedChatClient(
-        function_invocation_configuration={"max_iterations": common.MODEL_CALLS, "max_function_calls": common.TOOL_CALLS}
+        function_invocation_configuration={
+            "max_iterations": common.MODEL_CALLS,
+            "max_function_calls": common.TOOL_CALLS,
+        }
     )
     agent = Agent(client, common.INSTRUCTIONS, tools=[common.read_ticket, common.finish_review])
 

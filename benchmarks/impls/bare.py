@@ -29,7 +29,11 @@ class Halt(Exception):
 async def model(messages: list[dict]) -> dict:
     name, text = common.next_step()
     if name:
-        return {"role": "assistant", "content": None, "tool_calls": [{"id": f"call-{len(messages)}", "name": name, "arguments": common.ARGUMENTS}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call-{len(messages)}", "name": name, "arguments": common.ARGUMENTS}],
+        }
     return {"role": "assistant", "content": text, "tool_calls": []}
 
 

@@ -20,7 +20,11 @@ TOOLS = {
 def model(messages: list[dict]) -> dict:
     name, text = common.next_step()
     if name:
-        return {"role": "assistant", "content": None, "tool_calls": [{"id": f"call-{len(messages)}", "name": name, "arguments": common.ARGUMENTS}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call-{len(messages)}", "name": name, "arguments": common.ARGUMENTS}],
+        }
     return {"role": "assistant", "content": text, "tool_calls": []}
 
 

@@ -18,16 +18,38 @@ IMPORTS = ("agents",)
 
 
 class ScriptedModel(Model):
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
-                           tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        *,
+        previous_response_id=None,
+        conversation_id=None,
+        prompt=None,
+    ):
         name, text = common.next_step()
         if name:
             n = common.current.get().model_calls
-            output = [ResponseFunctionToolCall(id=f"fc-{n}", call_id=f"call-{n}", type="function_call",
-                                               name=name, arguments=common.ARGUMENTS)]
+            output = [
+                ResponseFunctionToolCall(
+                    id=f"fc-{n}", call_id=f"call-{n}", type="function_call", name=name, arguments=common.ARGUMENTS
+                )
+            ]
         else:
-            output = [ResponseOutputMessage(id="msg", type="message", role="assistant", status="completed",
-                                            content=[ResponseOutputText(text=text, type="output_text", annotations=[])])]
+            output = [
+                ResponseOutputMessage(
+                    id="msg",
+                    type="message",
+                    role="assistant",
+                    status="completed",
+                    content=[ResponseOutputText(text=text, type="output_text", annotations=[])],
+                )
+            ]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args, **kwargs):

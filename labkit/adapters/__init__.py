@@ -476,4 +476,3 @@ def _cause_in(exc: BaseException, passed: Sequence[BaseException]) -> BaseExcept
 def labkit_cause(exc: BaseException) -> LabkitError | None:
     """The labkit error a framework wrapped (``__cause__``/``__context__`` chain, exception groups), if any."""
     return next((current for current in _linked(exc) if isinstance(current, LabkitError)), None)
-

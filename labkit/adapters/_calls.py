@@ -34,7 +34,16 @@ from ..loops.agents import CUT, UNKNOWN_TOOL, _repeated_error, _repeated_ids
 from ..transports.chat import Message, ToolCall
 
 __all__ = [
-    "FIELD", "NOT_RUN", "SCHEMA", "Wrapped", "envelope", "framework_id", "model_id", "not_run_result", "unwrap", "wrap"
+    "FIELD",
+    "NOT_RUN",
+    "SCHEMA",
+    "Wrapped",
+    "envelope",
+    "framework_id",
+    "model_id",
+    "not_run_result",
+    "unwrap",
+    "wrap",
 ]
 
 FIELD = "labkit_call"
@@ -81,7 +90,13 @@ def wrap(reply: Message, known: Sequence[str], serial: int = 0) -> list[Wrapped]
         batch = [[c.id, c.name, c.arguments] for c in calls]
         out = []
         for index, call_id in enumerate(dict.fromkeys(c.id for c in calls)):
-            body = {"id": call_id, "name": NOT_RUN, "arguments": "", "result": text, "batch": batch if index == 0 else []}
+            body = {
+                "id": call_id,
+                "name": NOT_RUN,
+                "arguments": "",
+                "result": text,
+                "batch": batch if index == 0 else [],
+            }
             out.append(Wrapped(framework_id(call_id, serial, index), NOT_RUN, _dumps(body)))
         return out
     out = []
@@ -115,7 +130,7 @@ def model_id(framework_call_id: str) -> str:
 
 
 def _cut_text() -> str:
-    return f"{CUT} (finish_reason \"length\") before this call was complete; it was not run, ask again"
+    return f'{CUT} (finish_reason "length") before this call was complete; it was not run, ask again'
 
 
 def _dumps(body: Mapping[str, Any]) -> str:

@@ -110,7 +110,11 @@ class Agent(ForeignAgent):
                 raise MiddlewareFailure(f"labkit stopped the run: {halt.reason.value}") from halt
 
         agent = _MafAgent(
-            client, self.instructions, name=self.name, tools=[self._tool(n) for n in (*self._tools, NOT_RUN)], middleware=[observe]
+            client,
+            self.instructions,
+            name=self.name,
+            tools=[self._tool(n) for n in (*self._tools, NOT_RUN)],
+            middleware=[observe],
         )
         if self.stream:
             stream = agent.run(prompt, stream=True)

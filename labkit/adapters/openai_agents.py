@@ -107,8 +107,14 @@ class _CountingModel(Model):
     async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         reply = await assemble(self.owner.stream_model(self._request(_input(args, kwargs), True)))
         response = Response(
-            id="labkit-response", created_at=0, model="labkit-counting-client", object="response",
-            output=_output(reply, self.owner.wrap(reply)), tool_choice="auto", tools=[], top_p=None,
+            id="labkit-response",
+            created_at=0,
+            model="labkit-counting-client",
+            object="response",
+            output=_output(reply, self.owner.wrap(reply)),
+            tool_choice="auto",
+            tools=[],
+            top_p=None,
             parallel_tool_calls=False,
             status="completed",
         )
@@ -161,7 +167,11 @@ def _to_labkit(input: str | list[Any]) -> list[Message]:
                 out.append(Message.assistant(None, calls))
         elif kind == "function_call_output":
             output = _field(item, "output")
-            out.append(Message.tool_result(model_id(_field(item, "call_id")), output if isinstance(output, str) else str(output)))
+            out.append(
+                Message.tool_result(
+                    model_id(_field(item, "call_id")), output if isinstance(output, str) else str(output)
+                )
+            )
         elif role in ("user", "assistant", "system", "developer"):
             content = _field(item, "content")
             if not isinstance(content, str):

@@ -69,7 +69,9 @@ class Agent(ForeignAgent):
             if isinstance(piece, str):
                 yield piece
             else:
-                yield {i: DeltaToolCall(name=c.name, json_args=c.arguments, tool_call_id=c.id) for i, c in enumerate(piece)}
+                yield {
+                    i: DeltaToolCall(name=c.name, json_args=c.arguments, tool_call_id=c.id) for i, c in enumerate(piece)
+                }
         if empty:  # an empty reply (no text, no call): a stream function must yield something; "" is no text
             yield ""
 
@@ -129,4 +131,3 @@ def _to_labkit(messages: list[ModelMessage]) -> list[Message]:
             )
             out.append(Message.assistant("".join(texts) or None, calls))
     return out
-

@@ -211,6 +211,9 @@ def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
     for task in leftovers:
         if not task.cancelled() and task.exception() is not None:
             loop.call_exception_handler(
-                {"message": "a task left behind by a labkit run failed while it was cancelled",
-                 "exception": task.exception(), "task": task}
+                {
+                    "message": "a task left behind by a labkit run failed while it was cancelled",
+                    "exception": task.exception(),
+                    "task": task,
+                }
             )

@@ -109,7 +109,9 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
 
 def _not_a_generator(result: Any, tool: str) -> Any:
     """A generator is not a result: the model would read ``<generator object ...>``."""
-    if isinstance(result, (types.GeneratorType, types.AsyncGeneratorType)):  # inspect.isgenerator/isasyncgen, in one call
+    if isinstance(
+        result, (types.GeneratorType, types.AsyncGeneratorType)
+    ):  # inspect.isgenerator/isasyncgen, in one call
         if isinstance(result, types.GeneratorType):
             result.close()
         raise ToolBodyError(tool, "returned a generator; a tool body returns its result (a value, not an iterator)")
@@ -196,7 +198,11 @@ def _shape_key(body: Any, code_owner: Any, tool: str) -> Any:
             id(code_owner.__code__),  # hashing a code object costs a walk of its fields; the entry checks identity
             tuple(code_owner.__annotations__.items()),
             # string annotations (``from __future__ import annotations``) resolve in the module
-            tuple(code_owner.__globals__.get(a, _MISSING) for a in code_owner.__annotations__.values() if isinstance(a, str)),
+            tuple(
+                code_owner.__globals__.get(a, _MISSING)
+                for a in code_owner.__annotations__.values()
+                if isinstance(a, str)
+            ),
         )
     except AttributeError:  # no code object (a builtin)
         return None

@@ -228,7 +228,9 @@ class ExecutionScope:
         self.limits = _limits(limits)
         self.capabilities = _capabilities(capabilities)
         if not callable(clock):
-            raise UserError(f"clock must be a function returning seconds (e.g. time.monotonic), not {type(clock).__name__}")
+            raise UserError(
+                f"clock must be a function returning seconds (e.g. time.monotonic), not {type(clock).__name__}"
+            )
         self._clock = clock
         self._lock = threading.Lock()
         self._state = _State.READY
@@ -513,8 +515,6 @@ class ExecutionScope:
             return self._events_locked(), self._usage_locked()
 
 
-
-
 def _limits(limits: object) -> Limits:
     """Accept :class:`Limits`, a mapping of its fields, or ``None`` (the defaults); validate it here.
 
@@ -532,7 +532,9 @@ def _limits(limits: object) -> Limits:
     try:
         checked = Limits.model_validate(fields)
     except ValidationError as exc:
-        detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False))
+        detail = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
         raise LimitsError(f"limits do not validate: {detail}") from exc
     return limits if isinstance(limits, Limits) else checked
 
@@ -547,7 +549,9 @@ def _capabilities(capabilities: object) -> frozenset[str]:
             f"pass the names to grant, e.g. {set(k for k, v in capabilities.items() if v) or {'ticket.read'}}"
         )
     if not isinstance(capabilities, Iterable):
-        raise CapabilitiesError(f"capabilities is a collection of names (a set of str), not {type(capabilities).__name__}")
+        raise CapabilitiesError(
+            f"capabilities is a collection of names (a set of str), not {type(capabilities).__name__}"
+        )
     names = list(capabilities)
     wrong = [name for name in names if not isinstance(name, str) or not name]
     if wrong:
@@ -751,7 +755,8 @@ class GuardedTool:
             self._scope.check_cancellation()
         except RunHalted as halt:
             raise RunHalted(
-                halt.reason, f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
+                halt.reason,
+                f"the run stopped ({halt.reason.value}) while {self.name!r} ran; its result is dropped",
                 refused=False,
             ) from None
 

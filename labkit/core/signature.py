@@ -34,6 +34,7 @@ __all__ = ["NonFiniteNumber", "canonical", "signature"]
 class NonFiniteNumber(ValueError):
     """A NaN or infinite number has no canonical text (it is not an exact decimal)."""
 
+
 _dumps_str = json.JSONEncoder(ensure_ascii=False).encode
 _encode_str = encode_basestring  # what _dumps_str does for a str, without the method's dispatch
 

@@ -357,8 +357,6 @@ class SimpleAgent:
             raise halt
 
 
-
-
 def _spec(tool: GuardedTool) -> ToolSpec:
     """The spec shown to the model; shared between runs (read-only schema) for labkit's own tools."""
     if type(tool) is GuardedTool:
@@ -374,7 +372,9 @@ def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) 
     from ..core._frozen import freeze  # first spec only; not needed to import labkit
 
     checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
-    return ToolSpec.model_construct(name=checked.name, description=checked.description, parameters=freeze(checked.parameters))
+    return ToolSpec.model_construct(
+        name=checked.name, description=checked.description, parameters=freeze(checked.parameters)
+    )
 
 
 # Messages are frozen values: the same instructions and prompt, run after run, can share one.
@@ -410,7 +410,7 @@ CUT = "error: the reply was cut at the output-token cap"
 
 def _cut(call_id: str) -> Message:
     return Message.tool_result(
-        call_id, f"{CUT} (finish_reason \"length\") before this call was complete; it was not run, ask again"
+        call_id, f'{CUT} (finish_reason "length") before this call was complete; it was not run, ask again'
     )
 
 

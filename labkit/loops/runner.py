@@ -97,7 +97,9 @@ async def run_agent(
     loop = asyncio.get_running_loop()
     caller = asyncio.current_task()
     already_cancelling = caller.cancelling() if caller is not None else 0
-    stopped = loop.create_future()  # done when the loop ends, or the run must end now: the deadline, a stop from outside
+    stopped = (
+        loop.create_future()
+    )  # done when the loop ends, or the run must end now: the deadline, a stop from outside
 
     def stop_now() -> None:
         if not stopped.done():
@@ -185,8 +187,6 @@ async def run_agent(
         limits=scope.limits,
         hint=provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
     )
-
-
 
 
 def _is_agent(agent: object) -> bool:
@@ -404,7 +404,12 @@ async def arun(
 ) -> RunOutcome:
     """Run a scenario once and return its outcome (arguments as :func:`prepare`)."""
     setup = prepare(
-        scenario, agent=agent, limits=limits, transport=transport, stream=stream, concurrent_tool_calls=concurrent_tool_calls
+        scenario,
+        agent=agent,
+        limits=limits,
+        transport=transport,
+        stream=stream,
+        concurrent_tool_calls=concurrent_tool_calls,
     )
     return await setup.arun()
 

@@ -166,7 +166,7 @@ class Scenario:
         except TypeError as exc:
             raise UserError(f"scenario {self.name!r}: {exc}") from None
         if isinstance(self.script, Sequence) and not self.script:  # its first model call would find nothing
-            raise UserError(f"scenario {self.name!r}: the script is empty; give at least one step, e.g. \"Done.\"")
+            raise UserError(f'scenario {self.name!r}: the script is empty; give at least one step, e.g. "Done."')
         object.__setattr__(self, "limits", _limits(self.limits))
         if isinstance(self.capabilities, (str, bytes)) or not isinstance(self.capabilities, Iterable):
             raise UserError(
@@ -357,7 +357,11 @@ def get_scenario(name: str | Scenario) -> Scenario:
         return load_scenario(name)
     if not isinstance(name, str):  # named by its type: a repr may run to pages
         kind = type(name).__name__
-        hint = " (a prepared Setup runs once: labkit.run(setup), or use setup.scenario)" if kind in ("Setup", "TracedSetup") else ""
+        hint = (
+            " (a prepared Setup runs once: labkit.run(setup), or use setup.scenario)"
+            if kind in ("Setup", "TracedSetup")
+            else ""
+        )
         raise UnknownScenarioError(
             f"a scenario is a name ({', '.join(SCENARIOS)}) or a labkit.Scenario, not {kind}{hint}"
         )
@@ -411,7 +415,7 @@ def load_scenario(spec: str) -> Scenario:
     except SystemExit as exc:  # e.g. a top-level sys.exit() or argparse: it would end the caller's process
         raise UserError(
             f"scenario file {path_text!r} failed to load: it exits when run (SystemExit: {exc.code}); "
-            "put that code under `if __name__ == \"__main__\":`"
+            'put that code under `if __name__ == "__main__":`'
         ) from exc
     except Exception as exc:
         raise UserError(f"scenario file {path_text!r} failed to load: {type(exc).__name__}: {exc}") from exc

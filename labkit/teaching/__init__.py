@@ -117,7 +117,9 @@ def short_errors(enabled: bool = True, *, shell: Any = None) -> None:
         shell.set_custom_exc((), None)
         return
 
-    def show_one_line(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+    def show_one_line(
+        shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None
+    ) -> list[str]:
         line = one_line(value)
         name, sep, rest = line.partition(":")
         stb = [f"\x1b[0;31m{name}\x1b[0m{sep}{rest}"]

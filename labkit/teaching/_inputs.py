@@ -61,6 +61,4 @@ def guarded_tool(value: Any, helper: str) -> GuardedTool:
     """``value`` if it is a :class:`~labkit.GuardedTool`, else :class:`~labkit.InputError` (one line)."""
     if isinstance(value, GuardedTool):
         return value
-    raise InputError(
-        f"{helper} needs a guarded tool (made by scope.tool(name, capability, body)), not {what(value)}"
-    )
+    raise InputError(f"{helper} needs a guarded tool (made by scope.tool(name, capability, body)), not {what(value)}")

@@ -168,7 +168,9 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
         label = f"{tool} refused: permission, capability not granted"
     else:
         label = "no call refused for permission"
-    rows.append(CounterRow("permission", StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label))
+    rows.append(
+        CounterRow("permission", StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label)
+    )
     return rows
 
 
@@ -184,8 +186,15 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
     for y, row in enumerate(rows):
         if row.name == "permission":
             mark = "\u2717 " if row.highlighted else "\u2713 "
-            ax.text(2, y, mark + row.label, va="center", fontsize=8, color=_HIGHLIGHT if row.highlighted else "black",
-                    fontweight="bold" if row.highlighted else "normal")
+            ax.text(
+                2,
+                y,
+                mark + row.label,
+                va="center",
+                fontsize=8,
+                color=_HIGHLIGHT if row.highlighted else "black",
+                fontweight="bold" if row.highlighted else "normal",
+            )
             continue
         share = min(_share(row.used, row.limit), _CAP)
         end = share
@@ -195,8 +204,16 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
             end = max(end, ghost)
         ax.barh(y, share, color=_HIGHLIGHT if row.highlighted else _PLAIN)
         shown = "\n".join(line for part in row.label.split(" · ") for line in textwrap.wrap(part, _WRAP))
-        ax.text(end + 2, y, shown, va="center", fontsize=8, linespacing=1.0,
-                color=_HIGHLIGHT if row.highlighted else "black", fontweight="bold" if row.highlighted else "normal")
+        ax.text(
+            end + 2,
+            y,
+            shown,
+            va="center",
+            fontsize=8,
+            linespacing=1.0,
+            color=_HIGHLIGHT if row.highlighted else "black",
+            fontweight="bold" if row.highlighted else "normal",
+        )
     ax.set_yticks(range(len(rows)), [row.name for row in rows])
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
     ax.set_xlim(0, 200)
@@ -330,7 +347,7 @@ def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
             text = results.get(call.id)
             if text is None or text.startswith(("refused:", "cancelled:", UNKNOWN_TOOL, CUT, _BIND_ERROR)):
                 continue
-            ran.setdefault(call.name, []).append(text[len("error: "):] if text.startswith("error: ") else "")
+            ran.setdefault(call.name, []).append(text[len("error: ") :] if text.startswith("error: ") else "")
     seen: dict[str, int] = {}
     found: dict[int, str | None] = {}
     for index, event in enumerate(outcome.events):
@@ -419,9 +436,18 @@ LEGEND = {
 def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
     from matplotlib.lines import Line2D
 
-    drawn = {"event" if row.lane != "body" and not row.stop else
-             "stop" if row.stop else "body-failed" if row.failed else "body-unknown" if row.unknown else "body"
-             for row in rows}
+    drawn = {
+        "event"
+        if row.lane != "body" and not row.stop
+        else "stop"
+        if row.stop
+        else "body-failed"
+        if row.failed
+        else "body-unknown"
+        if row.unknown
+        else "body"
+        for row in rows
+    }
     styles = {
         "event": {"marker": "o", "color": _EVENT},
         "body": {"marker": "o", "color": _RETURNED},
@@ -429,12 +455,23 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
         "body-failed": {"marker": "s", "color": _FAILED, "markeredgecolor": "black", "markeredgewidth": 0.6},
         "stop": {"marker": "X", "color": _HIGHLIGHT},
     }
-    handles = [Line2D([], [], linestyle="none", markersize=7, label=LEGEND[mark], **styles[mark])
-               for mark in LEGEND if mark in drawn]
+    handles = [
+        Line2D([], [], linestyle="none", markersize=7, label=LEGEND[mark], **styles[mark])
+        for mark in LEGEND
+        if mark in drawn
+    ]
     if handles:
         # one row under the body lane, inside the axes: the figure keeps its size
-        ax.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=7, frameon=False,
-                  borderaxespad=0.1, handletextpad=0.3, columnspacing=1.2)
+        ax.legend(
+            handles=handles,
+            loc="lower center",
+            ncol=len(handles),
+            fontsize=7,
+            frameon=False,
+            borderaxespad=0.1,
+            handletextpad=0.3,
+            columnspacing=1.2,
+        )
 
 
 def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
@@ -485,33 +522,77 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
         x = place(row.step) + (0.35 if row.lane == "body" else 0.0)
         y = lane_y[row.lane]
         if previous is not None:
-            ax.annotate("", xy=(x, y), xytext=previous,
-                        arrowprops={"arrowstyle": "->", "color": "#aab7b8", "linewidth": 0.8})
+            ax.annotate(
+                "", xy=(x, y), xytext=previous, arrowprops={"arrowstyle": "->", "color": "#aab7b8", "linewidth": 0.8}
+            )
         if row.stop:
             ax.axvline(x, color=_HIGHLIGHT, linewidth=2, zorder=1)
             ax.plot(x, y, marker="X", markersize=11, color=_HIGHLIGHT, zorder=3, gid="stop")
             left = x < width * 0.6  # the label goes where there is room
-            ax.text(x + 0.12 if left else x - 0.12, -0.5, f"{row.kind}: {row.label}", color=_HIGHLIGHT,
-                    fontweight="bold", fontsize=8.5, va="bottom", ha="left" if left else "right")
+            ax.text(
+                x + 0.12 if left else x - 0.12,
+                -0.5,
+                f"{row.kind}: {row.label}",
+                color=_HIGHLIGHT,
+                fontweight="bold",
+                fontsize=8.5,
+                va="bottom",
+                ha="left" if left else "right",
+            )
         elif row.failed:  # a body that raised: a failure, not a stop (the attempt counted, the run went on)
-            ax.plot(x, y, marker="s", markersize=9, color=_FAILED, markeredgecolor="black", markeredgewidth=0.6,
-                    zorder=3, gid="body-failed")
+            ax.plot(
+                x,
+                y,
+                marker="s",
+                markersize=9,
+                color=_FAILED,
+                markeredgecolor="black",
+                markeredgewidth=0.6,
+                zorder=3,
+                gid="body-failed",
+            )
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top", color=_FAILED, fontweight="bold")
         elif row.unknown:  # a body whose result the run does not hold: it was still running at the stop
-            ax.plot(x, y, marker="o", markersize=8, color="white", markeredgecolor=_RETURNED, markeredgewidth=1.5,
-                    zorder=3, gid="body-unknown")
+            ax.plot(
+                x,
+                y,
+                marker="o",
+                markersize=8,
+                color="white",
+                markeredgecolor=_RETURNED,
+                markeredgewidth=1.5,
+                zorder=3,
+                gid="body-unknown",
+            )
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
         else:
             body = row.lane == "body"
-            ax.plot(x, y, marker="o", markersize=8, color=_RETURNED if body else _EVENT, zorder=3,
-                    gid="body" if body else "event")
+            ax.plot(
+                x,
+                y,
+                marker="o",
+                markersize=8,
+                color=_RETURNED if body else _EVENT,
+                zorder=3,
+                gid="body" if body else "event",
+            )
             ax.text(x, y + 0.3, row.label, fontsize=7.5, ha="center", va="top")
         previous = (x, y)
-    shown_steps = [step for step in range(1, steps + 1) if not cut or step <= TIMELINE_HEAD or step > steps - TIMELINE_TAIL]
+    shown_steps = [
+        step for step in range(1, steps + 1) if not cut or step <= TIMELINE_HEAD or step > steps - TIMELINE_TAIL
+    ]
     if cut:
-        ax.text(TIMELINE_HEAD + 1, (len(LANES) - 1) / 2, f"\u22ef {hidden:,} events\nnot drawn \u22ef",
-                ha="center", va="center", fontsize=8, color="#566573",
-                bbox={"facecolor": "white", "edgecolor": "#aab7b8"}, zorder=4)
+        ax.text(
+            TIMELINE_HEAD + 1,
+            (len(LANES) - 1) / 2,
+            f"\u22ef {hidden:,} events\nnot drawn \u22ef",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="#566573",
+            bbox={"facecolor": "white", "edgecolor": "#aab7b8"},
+            zorder=4,
+        )
     ax.set_yticks(range(len(LANES)), list(LANES))
     ax.set_ylim(len(LANES) + 0.3, -0.9)  # room under the body lane for the legend
     ax.set_xlim(0.4, max(width, 1) + 0.9)
@@ -519,9 +600,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     ax.set_xlabel("step (event order)")
     heading = title or f"{outcome.status.value}: {_WHY[outcome.status]}"
     if cut:
-        heading += (
-            f" ({drawn} of {steps:,} events drawn: the first {TIMELINE_HEAD} and the last {TIMELINE_TAIL})"
-        )
+        heading += f" ({drawn} of {steps:,} events drawn: the first {TIMELINE_HEAD} and the last {TIMELINE_TAIL})"
     ax.set_title(heading)
     _timeline_legend(ax, rows)
     for side in ("top", "right"):

@@ -287,9 +287,13 @@ def _refusal(outcome: RunOutcome, scenario: Scenario | None) -> Refusal | None:
     index, stop = found
     rule, limits = stop.kind.value, outcome.limits
     if rule == StopReason.MODEL_BUDGET:
-        return Refusal(rule, f"model call {stop.count + 1}", stop.count, limits.model_calls, None, (stop.count + 1, None))
+        return Refusal(
+            rule, f"model call {stop.count + 1}", stop.count, limits.model_calls, None, (stop.count + 1, None)
+        )
     if rule == StopReason.DEADLINE_EXCEEDED:
-        return Refusal(rule, _waiting(outcome, index), stop.count, limits.deadline_s, None, (outcome.count("ModelCall"), None))
+        return Refusal(
+            rule, _waiting(outcome, index), stop.count, limits.deadline_s, None, (outcome.count("ModelCall"), None)
+        )
     call, reply = _refused_call(outcome, rule)
     attempt = describe_call(call) if call is not None else stop.name
     where = (reply, call.id if call is not None else None)
@@ -459,7 +463,9 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
             " a limit refuses the next call, never the last one made (chapter 6)"
         )
     if said == StopReason.PERMISSION_DENIED:
-        return "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
+        return (
+            "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
+        )
     if said == StopReason.DEADLINE_EXCEEDED:
         return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
     if said == RunStatus.PROVIDER_UNAVAILABLE:
@@ -554,4 +560,3 @@ def square_hint(explanation: Explanation, wanted: RunStatus) -> str:
     for RepeatedCall, ..."``.
     """
     return "; ".join([*explanation.lines(also=1, must=RunStatus(wanted).value), how_to(wanted)])
-

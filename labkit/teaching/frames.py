@@ -127,7 +127,9 @@ steps, a counter a span does not carry): an empty cell, never ``NaN``, ``None`` 
 def _blank_after(values: pd.Series, length: int) -> pd.Series:
     """``values`` (indexed from 1) padded to ``length`` rows with :data:`BLANK`; whole numbers stay ``int``."""
     cells = [*(v.item() if hasattr(v, "item") else v for v in values), *([BLANK] * (length - len(values)))]
-    return pd.Series(cells, index=pd.RangeIndex(1, length + 1, name="step"), dtype=object if len(values) < length else None)
+    return pd.Series(
+        cells, index=pd.RangeIndex(1, length + 1, name="step"), dtype=object if len(values) < length else None
+    )
 
 
 def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
@@ -216,7 +218,14 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
     """
     pairs = _inputs.outcomes(outcomes, "outcomes_frame", empty_ok=True)
     rows = [
-        (label, str(o.status), o.count("ToolCall"), o.count("ModelCall"), o.exit_code, WITHHELD if o.text is None else o.text)
+        (
+            label,
+            str(o.status),
+            o.count("ToolCall"),
+            o.count("ModelCall"),
+            o.exit_code,
+            WITHHELD if o.text is None else o.text,
+        )
         for label, o in pairs
     ]
     frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])
@@ -245,8 +254,10 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         raise InputError(f"canonical_frame needs {{label: (left_json, right_json)}}, not {type(pairs).__name__}")
     rows = []
     for label, pair in pairs.items():
-        if isinstance(pair, str) or not (isinstance(pair, (tuple, list)) and len(pair) == 2) or not all(
-            isinstance(side, str) for side in pair
+        if (
+            isinstance(pair, str)
+            or not (isinstance(pair, (tuple, list)) and len(pair) == 2)
+            or not all(isinstance(side, str) for side in pair)
         ):
             raise InputError(f"pair {label!r}: give two JSON texts (left_json, right_json), not {reprlib.repr(pair)}")
         left, right = pair
@@ -288,10 +299,7 @@ def operations_frame(store: DecisionStore) -> pd.DataFrame:
     Raises:
         sqlite3.ProgrammingError: the store is closed.
     """
-    rows = [
-        (op.op_id, op.tool, op.state.value, op.reason or "", op.result or "")
-        for op in store.operations()
-    ]
+    rows = [(op.op_id, op.tool, op.state.value, op.reason or "", op.result or "") for op in store.operations()]
     frame = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="operation")
     return frame

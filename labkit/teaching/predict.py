@@ -294,7 +294,9 @@ def _events_guess(events: Any) -> Any:
             guess.append((item.kind.value, item.name, item.count))
             continue
         if not isinstance(item, (tuple, list)) or len(item) != 3:
-            raise InputError(f"event {step} must be a (kind, name, count) tuple such as ('ModelCall', 'model', 1), not {item!r}")
+            raise InputError(
+                f"event {step} must be a (kind, name, count) tuple such as ('ModelCall', 'model', 1), not {item!r}"
+            )
         kind, name, count = item
         if kind not in EventKind._value2member_map_:
             raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
@@ -430,7 +432,9 @@ def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], 
         return dict.fromkeys(labels, guess)
     unknown = [str(label) for label in guess if label not in labels]
     if unknown:
-        raise InputError(f"{name}: no run is labelled {', '.join(map(repr, unknown))}; the runs are: {', '.join(labels)}")
+        raise InputError(
+            f"{name}: no run is labelled {', '.join(map(repr, unknown))}; the runs are: {', '.join(labels)}"
+        )
     return {label: valid(guess.get(label)) for label in labels}
 
 

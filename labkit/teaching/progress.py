@@ -331,8 +331,18 @@ def record(
         now = _now()
         if not isinstance(entry, dict):
             number, section = _section(_cells(_locate(notebook)), cell) if notebook else (None, "")
-            entry = {"label": shown, "kind": kind, "cell": cell or "", "cell_number": number, "section": section,
-                     "attempts": 0, "right_first": None, "right": None, "first_seen": now, "order": len(entries) + 1}
+            entry = {
+                "label": shown,
+                "kind": kind,
+                "cell": cell or "",
+                "cell_number": number,
+                "section": section,
+                "attempts": 0,
+                "right_first": None,
+                "right": None,
+                "first_seen": now,
+                "order": len(entries) + 1,
+            }
             entries[key] = entry
         if attempted:
             entry["attempts"] = int(entry.get("attempts") or 0) + 1
@@ -410,8 +420,7 @@ class ChapterProgress(NamedTuple):
     def summary(self) -> str:
         if not self.entries:
             return f"{self.chapter}: not started"
-        return (f"{self.chapter}: {len(self.done)} of {len(self.entries)} done, "
-                f"{len(self.right_first)} right first time")
+        return f"{self.chapter}: {len(self.done)} of {len(self.entries)} done, {len(self.right_first)} right first time"
 
 
 def _where(entry: dict[str, Any]) -> str:
@@ -496,7 +505,8 @@ class Progress:
         for item in self.chapters:
             back = "".join(
                 f"<li>{html.escape(e.label)}: {'not tried yet' if not e.done else 'not right yet'}"
-                + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "") + "</li>"
+                + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "")
+                + "</li>"
                 for e in item.to_return
             )
             done = f"{len(item.done)} of {len(item.entries)}" if item.entries else "not started"
@@ -533,18 +543,25 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
     if path is None:
         folder = Path(directory) if directory is not None else Path.cwd()
         setting = os.environ.get(ENV, "").strip().lower()
-        why = (f"recording is off ({ENV}={setting})" if setting in _OFF and setting else
-               "nothing is recorded here: inside the labkit repository, only my-workbook/ keeps progress")
+        why = (
+            f"recording is off ({ENV}={setting})"
+            if setting in _OFF and setting
+            else "nothing is recorded here: inside the labkit repository, only my-workbook/ keeps progress"
+        )
         return Progress(None, (), why)
     data, note = _read(path)
     kept = path.with_name(PROGRESS_FILE + ".corrupt")
     aside = f"an earlier file that could not be read is kept as {kept.name}" if kept.exists() and not _problem else None
     notes = [n for n in (note, _problem, aside) if n]
     recorded = {
-        name: tuple(_entry(k, v) for k, v in sorted(
-            chapter["entries"].items(),
-            key=lambda kv: (kv[1].get("cell_number") or 10**6, kv[1].get("order") or 0),
-        ) if isinstance(v, dict))
+        name: tuple(
+            _entry(k, v)
+            for k, v in sorted(
+                chapter["entries"].items(),
+                key=lambda kv: (kv[1].get("cell_number") or 10**6, kv[1].get("order") or 0),
+            )
+            if isinstance(v, dict)
+        )
         for name, chapter in data["chapters"].items()
     }
     names = sorted(set(_chapter_notebooks(path.parent)) | set(recorded))
@@ -556,4 +573,3 @@ def _label_for_check(events: object, what: str | None) -> str:
     if what:
         return what
     return "status, ToolCall count and events" if events is not None else "status and ToolCall count"
-

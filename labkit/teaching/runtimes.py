@@ -142,11 +142,16 @@ class Ask:
         if not isinstance(question, str):
             raise InputError(f"ask(question, choices): the question is a str, not {type(question).__name__}")
         if isinstance(choices, str) or not choices or not all(isinstance(c, str) for c in choices):
-            raise InputError(f"ask(question, choices): choices is a collection of words, e.g. ('yes', 'no'), not {choices!r}")
+            raise InputError(
+                f"ask(question, choices): choices is a collection of words, e.g. ('yes', 'no'), not {choices!r}"
+            )
         return self._bridge(self._ask(question, tuple(choices)))
 
     async def _ask(self, question: str, choices: tuple[str, ...]) -> str | None:
-        messages = (Message.system(WORKFLOW_INSTRUCTIONS), Message.user(f"{question}\nAnswer with one of: {', '.join(choices)}."))
+        messages = (
+            Message.system(WORKFLOW_INSTRUCTIONS),
+            Message.user(f"{question}\nAnswer with one of: {', '.join(choices)}."),
+        )
         self._transcript.extend(messages)
         reply = await self._client.complete(ChatRequest(messages=messages))
         self._transcript.append(reply)
@@ -165,7 +170,9 @@ class _HostRuntime(ForeignAgent):
 
     kind: ClassVar[str] = "function"
 
-    def __init__(self, client: CountingClient, tools: Sequence[GuardedTool], host: Callable[..., Any], *, asks: bool) -> None:
+    def __init__(
+        self, client: CountingClient, tools: Sequence[GuardedTool], host: Callable[..., Any], *, asks: bool
+    ) -> None:
         super().__init__(client, tools, instructions=WORKFLOW_INSTRUCTIONS if asks else "")
         self.host = host
         self.asks = asks
@@ -213,14 +220,18 @@ class _NoModel:
 
 def _check_host(host: object, what: str) -> None:
     if not callable(host):
-        raise InputError(f"{what} needs the host's code: a function, e.g. def review(tools): ..., not {type(host).__name__}")
+        raise InputError(
+            f"{what} needs the host's code: a function, e.g. def review(tools): ..., not {type(host).__name__}"
+        )
 
 
 def _granted(granted: Collection[str] | None) -> frozenset[str]:
     if granted is None:
         return ALL_CAPABILITIES
     if isinstance(granted, str):
-        raise InputError(f"granted is a collection of capability names, e.g. {{'ticket.read'}}, not the one string {granted!r}")
+        raise InputError(
+            f"granted is a collection of capability names, e.g. {{'ticket.read'}}, not the one string {granted!r}"
+        )
     return frozenset(granted)
 
 
@@ -230,7 +241,13 @@ def _model(model: Script | Transport) -> Transport:
     return ScriptedTransport(model)  # type: ignore[arg-type]
 
 
-def _run(make: Callable[[CountingClient, Sequence[GuardedTool]], Any], model: Transport, limits: Limits | Mapping[str, object] | None, granted: Collection[str] | None, prompt: str) -> RunOutcome:
+def _run(
+    make: Callable[[CountingClient, Sequence[GuardedTool]], Any],
+    model: Transport,
+    limits: Limits | Mapping[str, object] | None,
+    granted: Collection[str] | None,
+    prompt: str,
+) -> RunOutcome:
     scope = ExecutionScope(limits, _granted(granted))
     task = ReviewTask()
     tools = task.tools(scope)
@@ -264,7 +281,13 @@ def run_function(
             error it did not catch is a bug of the host, not a status).
     """
     _check_host(host, "run_function")
-    return _run(lambda client, tools: _HostRuntime(client, tools, host, asks=False), _NoModel(), limits, granted, _NO_MODEL_PROMPT)
+    return _run(
+        lambda client, tools: _HostRuntime(client, tools, host, asks=False),
+        _NoModel(),
+        limits,
+        granted,
+        _NO_MODEL_PROMPT,
+    )
 
 
 def run_workflow(

@@ -84,7 +84,9 @@ def spans_frame(spans: Iterable[Any], *, timings: bool = False) -> pd.DataFrame:
             use :func:`run_traced` to get both).
     """
     if isinstance(spans, (str, bytes, RunOutcome)) or not isinstance(spans, Iterable):
-        raise InputError(f"spans_frame needs finished OpenTelemetry spans, not {_inputs.what(spans)}; run_traced gives both")
+        raise InputError(
+            f"spans_frame needs finished OpenTelemetry spans, not {_inputs.what(spans)}; run_traced gives both"
+        )
     spans = list(spans)
     odd = next((s for s in spans if not all(hasattr(s, a) for a in ("context", "start_time", "attributes"))), None)
     if odd is not None:
@@ -125,7 +127,9 @@ def spans_frame(spans: Iterable[Any], *, timings: bool = False) -> pd.DataFrame:
         values = [row[column] for row in rows]
         whole = all(isinstance(value, int) for value in values)
         frame[column] = pd.Series(
-            [BLANK if value is None else value for value in values], index=frame.index, dtype="int64" if whole else object
+            [BLANK if value is None else value for value in values],
+            index=frame.index,
+            dtype="int64" if whole else object,
         )
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
     return frame

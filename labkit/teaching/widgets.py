@@ -211,9 +211,7 @@ class Explorer(w.VBox):
                 self.status_line.value = "The run did not return an outcome (see the cell's traceback)."
         self.outcome = outcome
         frame = events_frame(outcome)
-        self.events_output.outputs = (
-            _display_data({"text/html": frame.to_html(), "text/plain": frame.to_string()}),
-        )
+        self.events_output.outputs = (_display_data({"text/html": frame.to_html(), "text/plain": frame.to_string()}),)
         self.chart_output.outputs = (
             _display_data({"image/png": _figure_png(outcome), "text/plain": "<counters against limits>"}),
         )

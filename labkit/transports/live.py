@@ -445,8 +445,9 @@ def _server_message(exc: BaseException) -> str:
 
 _HINTS_400 = (
     (
-        re.compile(r"model.*(not found|does not exist|unknown|invalid|no such|not available)|(unknown|invalid) model",
-                   re.I),
+        re.compile(
+            r"model.*(not found|does not exist|unknown|invalid|no such|not available)|(unknown|invalid) model", re.I
+        ),
         "the server does not know model {model!r}: choose one it serves with --model or ${env_model}",
     ),
     (
@@ -652,7 +653,11 @@ def _wire_message(message: Message) -> dict[str, Any]:
             "role": "assistant",
             "content": message.text or "",  # not null: llama-cpp-python answers 500 to a null content
             "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _wire_arguments(c.arguments)}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": _wire_arguments(c.arguments)},
+                }
                 for c in message.tool_calls
             ],
         }
@@ -893,7 +898,9 @@ class StreamedCalls:
             if not call.name:
                 raise _malformed(f"streamed tool call {call.number} has no function name", self.url)
             value = call.arguments if call.arguments is not None else call.text
-            whole.append(ToolCall(id=call.id or f"call_{call.number}", name=call.name, arguments=normalize_arguments(value)))
+            whole.append(
+                ToolCall(id=call.id or f"call_{call.number}", name=call.name, arguments=normalize_arguments(value))
+            )
         return tuple(whole)
 
 

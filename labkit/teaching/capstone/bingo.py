@@ -170,8 +170,15 @@ class Square:
         first, _, hint = self.line.partition(" Hint: ")
         parts = [textwrap.fill(first, WIDTH, subsequent_indent=indent, break_on_hyphens=False)]
         if hint:
-            parts.append(textwrap.fill("Hint: " + hint, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
-                                       break_on_hyphens=False))
+            parts.append(
+                textwrap.fill(
+                    "Hint: " + hint,
+                    WIDTH,
+                    initial_indent=indent,
+                    subsequent_indent=indent + "  ",
+                    break_on_hyphens=False,
+                )
+            )
         return "\n".join(parts)
 
 
@@ -268,7 +275,9 @@ def _square(wanted: RunStatus, model: object) -> Square:
         )
     if isinstance(model.steps, Sequence) and not model.steps:
         return Square(
-            wanted, "invalid", f"{label}the script is empty: give at least one step, e.g. ScriptedModel(['Review finished.'])"
+            wanted,
+            "invalid",
+            f"{label}the script is empty: give at least one step, e.g. ScriptedModel(['Review finished.'])",
         )
     outcomes = {agent: _run_square(wanted, model, agent) for agent in AGENTS}
     results = list(outcomes.values())
@@ -319,6 +328,7 @@ def check_bingo(board: Mapping[str, object]) -> Bingo:
         raise UserError(f"not a status: {', '.join(map(repr, unknown))}; the squares are {', '.join(RunStatus)}")
     result = Bingo(_square(status, board.get(status.value)) for status in RunStatus)
     for square in result:  # each square in your progress (labkit.progress): tried or not, right or not
-        _progress.record("bingo", f"bingo square {square.status.value}", attempted=square.state != "missing",
-                         right=square.right)
+        _progress.record(
+            "bingo", f"bingo square {square.status.value}", attempted=square.state != "missing", right=square.right
+        )
     return result

@@ -94,8 +94,15 @@ class Execution:
     with :meth:`point` and :meth:`note`.
     """
 
-    def __init__(self, functions: Sequence[Callable[[], object]], prefix: Sequence[int], files: frozenset[str],
-                 max_steps: int, timeout_s: float, lines: bool = False) -> None:
+    def __init__(
+        self,
+        functions: Sequence[Callable[[], object]],
+        prefix: Sequence[int],
+        files: frozenset[str],
+        max_steps: int,
+        timeout_s: float,
+        lines: bool = False,
+    ) -> None:
         self.functions = list(functions)
         self.lines = lines
         self.prefix = list(prefix)
@@ -483,17 +490,65 @@ class Condition:
 
 # -- watched containers: what the checker puts in place of a guard's dicts, lists, sets and Counters --
 
-_WRITES = frozenset({
-    "__setitem__", "__delitem__", "setdefault", "pop", "popitem", "update", "clear", "append", "extend", "insert",
-    "remove", "add", "discard", "__iadd__", "__ior__", "__isub__", "__iand__", "sort", "reverse", "appendleft",
-    "popleft", "extendleft", "rotate", "subtract", "difference_update", "intersection_update",
-    "symmetric_difference_update",
-})
-_READS = frozenset({
-    "__getitem__", "get", "__contains__", "__len__", "__iter__", "keys", "values", "items", "copy", "count", "index",
-    "most_common", "total", "elements", "__eq__", "__or__", "__and__", "__sub__", "issubset", "issuperset", "union",
-    "intersection", "difference", "isdisjoint",
-})
+_WRITES = frozenset(
+    {
+        "__setitem__",
+        "__delitem__",
+        "setdefault",
+        "pop",
+        "popitem",
+        "update",
+        "clear",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "add",
+        "discard",
+        "__iadd__",
+        "__ior__",
+        "__isub__",
+        "__iand__",
+        "sort",
+        "reverse",
+        "appendleft",
+        "popleft",
+        "extendleft",
+        "rotate",
+        "subtract",
+        "difference_update",
+        "intersection_update",
+        "symmetric_difference_update",
+    }
+)
+_READS = frozenset(
+    {
+        "__getitem__",
+        "get",
+        "__contains__",
+        "__len__",
+        "__iter__",
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "count",
+        "index",
+        "most_common",
+        "total",
+        "elements",
+        "__eq__",
+        "__or__",
+        "__and__",
+        "__sub__",
+        "issubset",
+        "issuperset",
+        "union",
+        "intersection",
+        "difference",
+        "isdisjoint",
+    }
+)
 _inside = threading.local()  # a watched method running: the calls it makes itself are not points
 
 
@@ -641,14 +696,18 @@ def explore(
                 result.by_bound[level] = result.schedules - before
                 return result
             preemptions = stack[-1].preemptions_before + stack[-1].cost(stack[-1].chosen) if stack else 0
-            for enabled, chosen, cur in ex.decisions[len(stack):]:
+            for enabled, chosen, cur in ex.decisions[len(stack) :]:
                 node = _Node(enabled, cur, chosen, {chosen}, preemptions)
                 stack.append(node)
                 preemptions += node.cost(chosen)
             while stack:
                 node = stack[-1]
                 alternative = next(
-                    (t for t in node.enabled if t not in node.tried and node.preemptions_before + node.cost(t) <= level),
+                    (
+                        t
+                        for t in node.enabled
+                        if t not in node.tried and node.preemptions_before + node.cost(t) <= level
+                    ),
                     None,
                 )
                 if alternative is None:

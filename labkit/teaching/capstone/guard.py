@@ -45,7 +45,20 @@ from ...core.errors import UserError
 from .. import progress as _progress
 from . import explore as _explore
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
-from .rules import FAULTS, GRANTED, REFERENCE, REFUSAL, SIMPLE_FAULTS, Attempt, Call, Fault, Rules, Script, attempt, scripts
+from .rules import (
+    FAULTS,
+    GRANTED,
+    REFERENCE,
+    REFUSAL,
+    SIMPLE_FAULTS,
+    Attempt,
+    Call,
+    Fault,
+    Rules,
+    Script,
+    attempt,
+    scripts,
+)
 
 __all__ = ["BodyFailed", "GuardBase", "GuardReport", "check_guard", "pause"]
 
@@ -163,8 +176,11 @@ class _Snapshots:
         self.guard = guard
         from .explore import _WATCHED
 
-        self.names = [n for n, v in vars(guard).items()
-                      if not n.startswith("_labkit_") and _mutable(v) and type(v) not in _WATCHED.values()]
+        self.names = [
+            n
+            for n, v in vars(guard).items()
+            if not n.startswith("_labkit_") and _mutable(v) and type(v) not in _WATCHED.values()
+        ]
         self.last = {n: _seen(vars(guard).get(n)) for n in self.names}
 
     def update(self, name: str, value: object) -> None:
@@ -295,8 +311,22 @@ class _Subject:
 
 def _mutable(value: object) -> bool:
     """Whether ``value`` can change in place (a container, an object): not a number, a text, a lock, a module."""
-    immutable = (int, float, complex, str, bytes, bool, type(None), frozenset, tuple, Lock, Condition, Semaphore,
-                 types.ModuleType, *_REAL_SYNC)
+    immutable = (
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        bool,
+        type(None),
+        frozenset,
+        tuple,
+        Lock,
+        Condition,
+        Semaphore,
+        types.ModuleType,
+        *_REAL_SYNC,
+    )
     return not isinstance(value, immutable) and not callable(value)
 
 
@@ -507,18 +537,34 @@ def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
         before = ids[: (limit - places) if simple else 1]
         tool_calls = len(before) + places
         racing = ids[len(before) : len(before) + threads]
-        races.append(_Race("the budget's last place" if places == 1 else f"the budget's last {places} places",
-                           Script(tuple(Call(a) for a in before), tool_calls=tool_calls, repetitions=reps),
-                           tuple(Call(a) for a in racing), (Call(ids[len(before) + threads]),)))
+        races.append(
+            _Race(
+                "the budget's last place" if places == 1 else f"the budget's last {places} places",
+                Script(tuple(Call(a) for a in before), tool_calls=tool_calls, repetitions=reps),
+                tuple(Call(a) for a in racing),
+                (Call(ids[len(before) + threads]),),
+            )
+        )
     racing = ids[:threads]
     again = () if simple else tuple(Call(a) for a in racing)
-    races.append(_Race("room for every thread", Script((), tool_calls=threads + 2, repetitions=reps),
-                       tuple(Call(a) for a in racing),
-                       (*again, *(Call(a) for a in ids[threads : threads + 3]))))
+    races.append(
+        _Race(
+            "room for every thread",
+            Script((), tool_calls=threads + 2, repetitions=reps),
+            tuple(Call(a) for a in racing),
+            (*again, *(Call(a) for a in ids[threads : threads + 3])),
+        )
+    )
     if not simple:
         r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
-        races.append(_Race("the same call twice", Script((), tool_calls=threads + 2),
-                           tuple(Call(a) for a in (r42, r42f, r42)[:threads]), (Call(r42), Call(ids[0]))))
+        races.append(
+            _Race(
+                "the same call twice",
+                Script((), tool_calls=threads + 2),
+                tuple(Call(a) for a in (r42, r42f, r42)[:threads]),
+                (Call(r42), Call(ids[0])),
+            )
+        )
     return tuple(races)
 
 
@@ -555,8 +601,9 @@ def _answers_text(answers: Sequence[tuple[str, int]], calls: Sequence[Call] | No
     return ", ".join(parts)
 
 
-def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[str], bound: int,
-               max_schedules: int, lines: bool) -> tuple[_explore.Exploration, _RaceRun]:
+def _race_once(
+    subject: _Subject, race: _Race, threads: int, files: frozenset[str], bound: int, max_schedules: int, lines: bool
+) -> tuple[_explore.Exploration, _RaceRun]:
     allowed = _expected(race, threads)
     shown = _RaceRun(race, threads, subject.simple, allowed=allowed)
 
@@ -574,6 +621,7 @@ def _race_once(subject: _Subject, race: _Race, threads: int, files: frozenset[st
                 answers[i] = subject.call(guard, race.racing[i])
                 snapshots(ex)  # type: ignore[arg-type]  # what this thread changed since its last point
                 ex.note(f"returns {answers[i][0]}", op="return")  # type: ignore[union-attr]
+
             return go
 
         def judge(ex: Execution) -> str | None:
@@ -612,8 +660,14 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
             read = steps[k]
             if read.thread != own.thread or read.name != own.name or read.op != "read" or k == rmw:
                 continue  # the read of `x += 1` is part of the reservation, not the check
-            other = next((s for s in steps[k + 1 : j] if s.thread != own.thread and s.op == "write"
-                          and s.name == own.name and s.value != read.value), None)
+            other = next(
+                (
+                    s
+                    for s in steps[k + 1 : j]
+                    if s.thread != own.thread and s.op == "write" and s.name == own.name and s.value != read.value
+                ),
+                None,
+            )
             if other is not None:
                 stale = (read, other)
                 break
@@ -622,26 +676,49 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
         read, other = stale
         a, b = thread_name(read.thread), thread_name(other.thread)
         at = f" (`{read.line}`)" if read.line else ""
-        lines = [f"{a} checked {read.what[len('reads '):]}{at}, then {b} changed it ({other.what}), "
-                 f"then {a} reserved anyway ({own.what})"]
+        lines = [
+            f"{a} checked {read.what[len('reads ') :]}{at}, then {b} changed it ({other.what}), "
+            f"then {a} reserved anyway ({own.what})"
+        ]
         name = own.name
         if not read.locks:
-            return "check_outside_lock", [
-                *lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"], name
+            return (
+                "check_outside_lock",
+                [*lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"],
+                name,
+            )
         if not own.locks:
-            return "reservation_outside_lock", [
-                *lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"], name
+            return (
+                "reservation_outside_lock",
+                [*lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"],
+                name,
+            )
         if not set(read.locks) & set(own.locks):
-            return "two_locks", [
-                *lines, f"{a} checked under {', '.join(read.locks)} and reserved under {', '.join(own.locks)}: "
-                "two different locks do not keep each other out; use one"], name
+            return (
+                "two_locks",
+                [
+                    *lines,
+                    f"{a} checked under {', '.join(read.locks)} and reserved under {', '.join(own.locks)}: "
+                    "two different locks do not keep each other out; use one",
+                ],
+                name,
+            )
         if read.acquisition != own.acquisition:
-            return "check_and_reserve_in_two_steps", [
-                *lines, f"{a} released {read.locks[-1]} between its check and its reservation: "
-                "two locked steps are not one; check and reserve in one `with` block"], name
+            return (
+                "check_and_reserve_in_two_steps",
+                [
+                    *lines,
+                    f"{a} released {read.locks[-1]} between its check and its reservation: "
+                    "two locked steps are not one; check and reserve in one `with` block",
+                ],
+                name,
+            )
         if not other.locks:
-            return "reservation_outside_lock", [
-                *lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"], name
+            return (
+                "reservation_outside_lock",
+                [*lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"],
+                name,
+            )
     return "unexplained", [], ""
 
 
@@ -653,10 +730,13 @@ def _schedule_lines(ex: Execution, focus: str = "", limit: int = 12) -> list[str
     """
     writes = {s.name for s in ex.steps if s.op == "write"}
     reads = {focus} if focus else writes
-    shown = [s for s in ex.steps
-             if s.op in ("acquire", "release", "body", "return", "pause", "write")
-             or (s.op == "read" and s.name in reads)
-             or s.what.startswith(("wait", "tries"))]
+    shown = [
+        s
+        for s in ex.steps
+        if s.op in ("acquire", "release", "body", "return", "pause", "write")
+        or (s.op == "read" and s.name in reads)
+        or s.what.startswith(("wait", "tries"))
+    ]
     turns: list[tuple[int, list[str]]] = []
     for step in shown:
         if not turns or turns[-1][0] != step.thread:
@@ -738,8 +818,9 @@ class GuardReport:
         printer.text(str(self))
 
 
-def _explain_alone(subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
-                   faults: Sequence[Fault]) -> tuple[tuple[str, ...], list[str]]:
+def _explain_alone(
+    subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]], faults: Sequence[Fault]
+) -> tuple[tuple[str, ...], list[str]]:
     """The known faults that give the learner's answers on every script tried (singles, then pairs)."""
 
     def same(rules: Rules) -> bool:
@@ -805,7 +886,11 @@ def check_guard(
     if not callable(admit):
         raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
     try:
-        params = [p for p in inspect.signature(admit).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p
+            for p in inspect.signature(admit).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         params = []
     simple = len(params) == 2  # admit(self, body): the one-budget form
@@ -817,9 +902,15 @@ def check_guard(
         raise UserError(f"{guard_class.__name__}(...) failed: {type(exc).__name__}: {exc}") from None
     outside = _outside_state(guard_class)
     if outside:
-        report = GuardReport(guard_class.__name__, (
-            f"the guard writes a global or an enclosing variable ({', '.join(outside)}): a guard's counts belong "
-            "to the guard, one per run, so keep them on self",), ("state_outside_self",), found_in="alone")
+        report = GuardReport(
+            guard_class.__name__,
+            (
+                f"the guard writes a global or an enclosing variable ({', '.join(outside)}): a guard's counts belong "
+                "to the guard, one per run, so keep them on self",
+            ),
+            ("state_outside_self",),
+            found_in="alone",
+        )
         _record(guard_class, report)
         return report
     with _module_locks(guard_class) as reset:
@@ -882,9 +973,14 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         answers = _alone(subject, script, files)
         if isinstance(answers, str):
             kind = _problem_kind(answers)
-            return GuardReport(guard_class.__name__, (f"with one thread: {answers}",), (kind,),
-                               (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),), len(tried) + 1,
-                               found_in="alone")
+            return GuardReport(
+                guard_class.__name__,
+                (f"with one thread: {answers}",),
+                (kind,),
+                (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),),
+                len(tried) + 1,
+                found_in="alone",
+            )
         tried.append((script, answers))
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
@@ -910,12 +1006,23 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         f"({schedules:,} schedules)"
     )
     if incomplete:
-        summary += (f"; the cap of {MAX_SCHEDULES:,} schedules per race stopped the search before it had tried every "
-                    f"schedule ({', '.join(incomplete)}): what was not tried was not judged")
+        summary += (
+            f"; the cap of {MAX_SCHEDULES:,} schedules per race stopped the search before it had tried every "
+            f"schedule ({', '.join(incomplete)}): what was not tried was not judged"
+        )
     shown = first
-    return GuardReport(guard_class.__name__, (), (), (), len(tried), schedules, bound,
-                       _admitted(shown.answers) if shown else 0, sum(b for _, b in shown.answers) if shown else 0,
-                       summary)
+    return GuardReport(
+        guard_class.__name__,
+        (),
+        (),
+        (),
+        len(tried),
+        schedules,
+        bound,
+        _admitted(shown.answers) if shown else 0,
+        sum(b for _, b in shown.answers) if shown else 0,
+        summary,
+    )
 
 
 _WIDTH = 100  # a notebook output line, unwrapped
@@ -926,16 +1033,26 @@ def _wrap(line: str) -> str:
     if len(line) <= _WIDTH:
         return line
     lead = line[: len(line) - len(line.lstrip())]
-    return textwrap.fill(line.strip(), _WIDTH, initial_indent=lead, subsequent_indent=lead + "  ",
-                         break_on_hyphens=False, break_long_words=False)
+    return textwrap.fill(
+        line.strip(),
+        _WIDTH,
+        initial_indent=lead,
+        subsequent_indent=lead + "  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
 
 
 def _admitted(answers: Sequence[tuple[str, int]]) -> int:
     return sum(a in (_RAN, "fails") for a, _ in answers)
 
 
-def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
-                  wrong: tuple[Script, tuple[tuple[str, int], ...]]) -> GuardReport:
+def _report_alone(
+    name: str,
+    subject: _Subject,
+    tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
+    wrong: tuple[Script, tuple[tuple[str, int], ...]],
+) -> GuardReport:
     script, answers = wrong
     right = REFERENCE.run(script)
     k = next(i for i, (a, b) in enumerate(zip(answers, right)) if a != b)
@@ -949,8 +1066,12 @@ def _report_alone(name: str, subject: _Subject, tried: list[tuple[Script, tuple[
     if words:
         problems = tuple(words)
     elif answers[k][0].startswith("raised NotImplementedError") or (
-            all(a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
-                for _, result in tried for a in result)):
+        all(
+            a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
+            for _, result in tried
+            for a in result
+        )
+    ):
         problems = ("admit is not written yet: return body()'s result, or why the call is refused",)
         details = []  # every call got the same non-answer: no call to show
     elif answers[k][0].startswith(("raised", "returned")):
@@ -972,19 +1093,31 @@ def _answer_words(answer: tuple[str, int]) -> str:
     return said
 
 
-def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts_tried: int, schedules: int) -> GuardReport:
+def _report_race(
+    name: str, run: _RaceRun, result: _explore.Exploration, scripts_tried: int, schedules: int
+) -> GuardReport:
     ex = result.failure
     assert ex is not None
     race = run.race
     if ex.problem:
-        return GuardReport(name, (f"with {run.threads} threads: {ex.problem}",), (_problem_kind(ex.problem),),
-                           (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)), scripts_tried, schedules,
-                           found_in="race", preemptions=ex.preemptions)
+        return GuardReport(
+            name,
+            (f"with {run.threads} threads: {ex.problem}",),
+            (_problem_kind(ex.problem),),
+            (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)),
+            scripts_tried,
+            schedules,
+            found_in="race",
+            preemptions=ex.preemptions,
+        )
     fault, why, focus = _witness(ex)
     if fault == "unexplained":
         bodies = sum(b for _, b in run.answers)
         if bodies > _admitted(run.answers):
-            fault, why = "body_for_refused_call", ["a body ran for a call the guard refused: decide first, then run the body"]
+            fault, why = (
+                "body_for_refused_call",
+                ["a body ran for a call the guard refused: decide first, then run the body"],
+            )
         elif _admitted(run.answers) < max(_admitted(a) for a, _ in run.allowed):
             fault, why = "too_few_admitted", ["the guard refused a call that no order of the calls refuses"]
     allowed = " or ".join(dict.fromkeys(_answers_text(a) for a, _ in run.allowed))
@@ -999,6 +1132,16 @@ def _report_race(name: str, run: _RaceRun, result: _explore.Exploration, scripts
         *_schedule_lines(ex, focus),
     ]
     problem = why[-1] if why else "one schedule of the race gives answers no order of the calls gives"
-    return GuardReport(name, (problem,), (fault,), tuple([*details, *(f"  {w}" for w in why[:-1])]), scripts_tried,
-                       schedules, result.bound, _admitted(run.answers), sum(b for _, b in run.answers),
-                       found_in="race", preemptions=ex.preemptions)
+    return GuardReport(
+        name,
+        (problem,),
+        (fault,),
+        tuple([*details, *(f"  {w}" for w in why[:-1])]),
+        scripts_tried,
+        schedules,
+        result.bound,
+        _admitted(run.answers),
+        sum(b for _, b in run.answers),
+        found_in="race",
+        preemptions=ex.preemptions,
+    )

@@ -76,12 +76,16 @@ class Attempt:
     def __str__(self) -> str:
         lead = '{"input": '
         if self.raw.startswith(lead) and self.raw.endswith("}") and "," not in self.raw:
-            return f"{self.tool}({self.raw[len(lead):-1]})"  # read_ticket(42.0): the text as sent
+            return f"{self.tool}({self.raw[len(lead) : -1]})"  # read_ticket(42.0): the text as sent
         return f"{self.tool}({self.raw})"
 
 
-_CAPABILITY = {"read_ticket": "ticket.read", "finish_review": "review.finish", "tag_ticket": "ticket.read",
-               "set_priority": "review.finish"}
+_CAPABILITY = {
+    "read_ticket": "ticket.read",
+    "finish_review": "review.finish",
+    "tag_ticket": "ticket.read",
+    "set_priority": "review.finish",
+}
 
 
 def attempt(tool: str, raw: str, value: object) -> Attempt:
@@ -197,7 +201,9 @@ class Rules:
     body_first: bool = False
     budget_per_tool: bool = False
 
-    def refusal(self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]) -> str | None:
+    def refusal(
+        self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]
+    ) -> str | None:
         for check in self.order:
             if check == "cancelled" and state.cancelled:
                 return check
@@ -288,36 +294,75 @@ def _order_words(order: tuple[str, ...]) -> tuple[str, str]:
 
 def _faults() -> tuple[Fault, ...]:
     faults = [
-        Fault("budget_admits_one_too_many", Rules(budget_slack=1),
-              "the tool budget admits one attempt too many: refuse once admitted >= tool_calls (`>` lets one more in)"),
-        Fault("budget_refuses_one_too_early", Rules(budget_slack=-1),
-              "the tool budget refuses one attempt too early: tool_calls attempts may run, the next is refused"),
-        Fault("repetition_admits_one_too_many", Rules(repeat_slack=1),
-              "the repetition rule admits one repeat too many: refuse once a signature was seen >= repetitions times"),
-        Fault("repetition_refuses_one_too_early", Rules(repeat_slack=-1),
-              "the repetition rule refuses too early: a signature may run `repetitions` times"),
-        Fault("signature_from_raw_text", Rules(key="raw"),
-              "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
-              "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"),
-        Fault("signature_per_tool", Rules(key="tool"),
-              "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"),
-        Fault("signature_ignores_tool", Rules(key="arguments"),
-              "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); the tool name counts too"),
-        Fault("failed_body_refunded", Rules(refund="budget"),
-              "a failed body's attempt is given back (or counted only when the body succeeds); the "
-              "reservation stands even if the body fails"),
-        Fault("failed_body_refunded", Rules(refund="both"),
-              "a failed body's attempt and its signature are given back (or counted only when the body "
-              "succeeds); the reservation stands even if the body fails"),
-        Fault("budget_per_tool", Rules(budget_per_tool=True),
-              "the tool budget is counted per tool; it counts every attempt of the run, whatever the tool"),
-        Fault("refused_calls_counted", Rules(count_refused=True),
-              "refused calls are counted against the budget; only admitted attempts count"),
-        Fault("no_recheck_after_body", Rules(recheck=False),
-              "cancellation is not checked again after the body: a run cancelled while the body ran must "
-              "not report the body's result"),
-        Fault("body_before_check", Rules(body_first=True),
-              "the body runs before the checks, so refused calls ran their body; decide first, then run it"),
+        Fault(
+            "budget_admits_one_too_many",
+            Rules(budget_slack=1),
+            "the tool budget admits one attempt too many: refuse once admitted >= tool_calls (`>` lets one more in)",
+        ),
+        Fault(
+            "budget_refuses_one_too_early",
+            Rules(budget_slack=-1),
+            "the tool budget refuses one attempt too early: tool_calls attempts may run, the next is refused",
+        ),
+        Fault(
+            "repetition_admits_one_too_many",
+            Rules(repeat_slack=1),
+            "the repetition rule admits one repeat too many: refuse once a signature was seen >= repetitions times",
+        ),
+        Fault(
+            "repetition_refuses_one_too_early",
+            Rules(repeat_slack=-1),
+            "the repetition rule refuses too early: a signature may run `repetitions` times",
+        ),
+        Fault(
+            "signature_from_raw_text",
+            Rules(key="raw"),
+            "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
+            "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)",
+        ),
+        Fault(
+            "signature_per_tool",
+            Rules(key="tool"),
+            "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too",
+        ),
+        Fault(
+            "signature_ignores_tool",
+            Rules(key="arguments"),
+            "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); the tool name counts too",
+        ),
+        Fault(
+            "failed_body_refunded",
+            Rules(refund="budget"),
+            "a failed body's attempt is given back (or counted only when the body succeeds); the "
+            "reservation stands even if the body fails",
+        ),
+        Fault(
+            "failed_body_refunded",
+            Rules(refund="both"),
+            "a failed body's attempt and its signature are given back (or counted only when the body "
+            "succeeds); the reservation stands even if the body fails",
+        ),
+        Fault(
+            "budget_per_tool",
+            Rules(budget_per_tool=True),
+            "the tool budget is counted per tool; it counts every attempt of the run, whatever the tool",
+        ),
+        Fault(
+            "refused_calls_counted",
+            Rules(count_refused=True),
+            "refused calls are counted against the budget; only admitted attempts count",
+        ),
+        Fault(
+            "no_recheck_after_body",
+            Rules(recheck=False),
+            "cancellation is not checked again after the body: a run cancelled while the body ran must "
+            "not report the body's result",
+        ),
+        Fault(
+            "body_before_check",
+            Rules(body_first=True),
+            "the body runs before the checks, so refused calls ran their body; decide first, then run it",
+        ),
     ]
     for size in range(len(CHECKS), 0, -1):
         for order in itertools.permutations(CHECKS, size):
@@ -330,14 +375,18 @@ def _faults() -> tuple[Fault, ...]:
 
 
 FAULTS = _faults()
-_SIMPLE_IDS = {"budget_admits_one_too_many", "budget_refuses_one_too_early", "failed_body_refunded",
-               "body_before_check"}  # counting refused calls cannot show with one budget: once full, it stays full
+_SIMPLE_IDS = {
+    "budget_admits_one_too_many",
+    "budget_refuses_one_too_early",
+    "failed_body_refunded",
+    "body_before_check",
+}  # counting refused calls cannot show with one budget: once full, it stays full
 """Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
 
 SIMPLE_FAULTS = tuple(
-    f for f in FAULTS
-    if (f.rules.order == ("cancelled", "permission", "repetition") or f.id in _SIMPLE_IDS)
-    and f.rules.refund != "both"
+    f
+    for f in FAULTS
+    if (f.rules.order == ("cancelled", "permission", "repetition") or f.id in _SIMPLE_IDS) and f.rules.refund != "both"
 )
 """The faults the one-budget exercise (``admit(body)``) can show: no permission, no signatures."""
 
@@ -360,8 +409,13 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
         distinct = [attempt("read_ticket", f'{{"input": {n}}}', n) for n in range(1, 9)]
         for limit in (1, 2, 3):
             made.append(Script(tuple(Call(a) for a in distinct[: limit + 2]), tool_calls=limit, repetitions=9))
-            made.append(Script((Call(distinct[0], "fails"), *(Call(a) for a in distinct[1 : limit + 2])),
-                               tool_calls=limit, repetitions=9))
+            made.append(
+                Script(
+                    (Call(distinct[0], "fails"), *(Call(a) for a in distinct[1 : limit + 2])),
+                    tool_calls=limit,
+                    repetitions=9,
+                )
+            )
         for _ in range(count // 4):
             n = r.randint(1, 6)
             calls = tuple(Call(distinct[i], r.choice(("ok", "ok", "fails"))) for i in range(n))
@@ -374,8 +428,10 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
         Script((Call(r42), Call(r42f), Call(r42), Call(r1)), tool_calls=3, repetitions=2),
         Script((Call(r42),) * 5, tool_calls=5, repetitions=3),
         # one signature sent as two texts: 42 / 42.0, keys in either order, 1.10 / 1.1 as a Decimal
-        *(Script((Call(a), Call(b)), tool_calls=3, repetitions=1)
-          for a, b in ((ALPHABET[0], ALPHABET[1]), (ALPHABET[6], ALPHABET[7]), (ALPHABET[9], ALPHABET[10]))),
+        *(
+            Script((Call(a), Call(b)), tool_calls=3, repetitions=1)
+            for a, b in ((ALPHABET[0], ALPHABET[1]), (ALPHABET[6], ALPHABET[7]), (ALPHABET[9], ALPHABET[10]))
+        ),
         Script((Call(ALPHABET[6]), Call(ALPHABET[8])), tool_calls=3, repetitions=1),  # a list in another order
         # budgets and repetitions of 0 and above 3
         Script((Call(r1),), tool_calls=0, repetitions=1),
@@ -395,4 +451,3 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
         made.append(Script(tuple(calls), r.choice((0, 1, 2, 3, 3, 4)), r.choice((0, 1, 1, 2, 3)), r.choice(grants)))
     unique = list(dict.fromkeys(made))
     return tuple(sorted(unique, key=lambda s: len(s.calls)))
-
