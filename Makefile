@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab update-workbook test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
+.PHONY: lab lab-fr update-workbook update-workbook-fr test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -38,20 +38,27 @@ $(LAB_STAMP): pyproject.toml
 lab: $(LAB_STAMP)
 	$(BIN)/python scripts/lab.py $(if $(PORT),--port="$(PORT)")
 
+# The French edition: your copy my-workbook-fr/, made from workbook-fr/ with the same rules.
+lab-fr: $(LAB_STAMP)
+	$(BIN)/python scripts/lab.py --language fr $(if $(PORT),--port="$(PORT)")
+
+update-workbook-fr:
+	$(PYTHON) scripts/lab.py --language fr update
+
 # New or changed chapters of workbook/ go into my-workbook/: over an untouched copy, or beside
 # yours as NAME.updated.ipynb, never over your work.
 update-workbook:
 	$(PYTHON) scripts/lab.py update
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests notebooks $(NBVAL)
-	$(BIN)/python -m pytest workbook $(NBVAL_LAX)
+	$(BIN)/python -m pytest tests notebooks notebooks-fr $(NBVAL)
+	$(BIN)/python -m pytest workbook workbook-fr $(NBVAL_LAX)
 
 # The unit, scenario and console tests, in parallel, without the notebooks, the browser, the real
 # servers, fresh installs or the long generated searches: what to run before every commit. `make test`
 # runs these too, and everything else.
 SLOW_TESTS := test_real_server test_browser test_binder test_coldstart test_learner_copy test_workbook_generated \
-	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server
+	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server test_french
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -q -n auto -m "not slow" $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
 
@@ -94,6 +101,8 @@ notebooks: $(STAMP)
 	$(BIN)/python scripts/build_navigation.py
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/build_workbook.py
+	$(BIN)/python scripts/build_french.py
+	-$(BIN)/python scripts/build_french.py stale
 	-$(BIN)/python scripts/list_predictions.py
 
 clean:

@@ -112,18 +112,22 @@ def nudge_of(cell: nbformat.NotebookNode) -> str | None:
     return text.strip() if isinstance(text, str) and text.strip() else None
 
 
-def hint(source: str, nudge: str | None = None) -> str:
+LABELS = ("Hint", "Answer")
+"""The two folds' labels; the French edition passes its own (scripts/build_french.py)."""
+
+
+def hint(source: str, nudge: str | None = None, labels: tuple[str, str] = LABELS) -> str:
     """A folded hint: the nudge first, then the answer (the solution cell) folded one level deeper."""
     return (
-        "<details><summary>Hint</summary>\n\n"
+        f"<details><summary>{labels[0]}</summary>\n\n"
         + (nudge or GENERIC_NUDGE)
-        + "\n\n<details><summary>Answer</summary>\n\n```python\n"
+        + f"\n\n<details><summary>{labels[1]}</summary>\n\n```python\n"
         + source
         + "\n```\n\n</details>\n\n</details>"
     )
 
 
-def learner_edition(nb: nbformat.NotebookNode, nav: str) -> nbformat.NotebookNode:
+def learner_edition(nb: nbformat.NotebookNode, nav: str, labels: tuple[str, str] = LABELS) -> nbformat.NotebookNode:
     out = nbformat.v4.new_notebook(metadata=nb.metadata)
     for cell in nb.cells:
         if cell.get("id") == navigation.NAV_ID:
@@ -143,7 +147,7 @@ def learner_edition(nb: nbformat.NotebookNode, nav: str) -> nbformat.NotebookNod
             else:
                 new.source = skeleton_of(cell)
             new.metadata.pop("labkit", None)  # the nudge is in the hint cell below
-            help_cell = nbformat.v4.new_markdown_cell(hint(cell.source, nudge_of(cell)))
+            help_cell = nbformat.v4.new_markdown_cell(hint(cell.source, nudge_of(cell), labels))
             help_cell["id"] = f"{cell['id']}-hint"[:64]
             out.cells.extend([new, help_cell])
         else:

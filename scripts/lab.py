@@ -6,6 +6,7 @@ Usage:
     python scripts/lab.py serve ARGS...   # the same, ARGS passed to jupyter lab (--flag=value)
     python scripts/lab.py update          # bring new or changed chapters from workbook/ into my-workbook/
     python scripts/lab.py prepare         # make my-workbook/ and the JupyterLab settings, start nothing (Binder)
+    python scripts/lab.py --language fr   # the French edition: my-workbook-fr/ from workbook-fr/ (`make lab-fr`)
 
 ``workbook/`` is the learner edition as the project ships it: generated from
 ``notebooks/``, tracked, and checked by ``make test``. A learner never works
@@ -43,6 +44,18 @@ WORKBOOK = "workbook"
 COPY = "my-workbook"
 MANIFEST = ".labkit-copy.json"
 UPDATE_COMMAND = "make update-workbook"
+
+EDITIONS = {
+    "en": ("workbook", "my-workbook", "make update-workbook"),
+    "fr": ("workbook-fr", "my-workbook-fr", "make update-workbook-fr"),
+}
+"""Each language's learner edition, the learner's copy of it, and the command that updates the copy."""
+
+
+def choose_language(language: str) -> None:
+    """Make every function of this script work on ``language``'s edition and copy (:data:`EDITIONS`)."""
+    global WORKBOOK, COPY, UPDATE_COMMAND
+    WORKBOOK, COPY, UPDATE_COMMAND = EDITIONS[language]
 
 SETTINGS_OVERRIDES = {
     # "Would you like to get notified about official Jupyter news?" is asked while fetchNews is "none"
@@ -250,7 +263,7 @@ def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = 
         write_settings()
         waiting = pending(root)
         if waiting:
-            print(f"workbook/ has new or changed files since your copy was made: {', '.join(waiting)}.")
+            print(f"{WORKBOOK}/ has new or changed files since your copy was made: {', '.join(waiting)}.")
             print(f"`{UPDATE_COMMAND}` brings them into {COPY}/ and never overwrites a file you changed.")
     print(f"JupyterLab opens {COPY}/{chapter_one(root)}: use the address it prints below.", flush=True)
     command = server_command(root, extra, port)
@@ -262,8 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
     parser.add_argument("--port", help="serve on this port, 1 to 65535 (`make lab PORT=N`); fail if it is taken")
+    parser.add_argument("--language", default="en", choices=sorted(EDITIONS), help="the edition (default: en)")
     parser.add_argument("action", nargs="?", default="serve", choices=["serve", "update", "prepare"])
     args, extra = parser.parse_known_args(argv)
+    choose_language(args.language)
     root = args.root.resolve()
     port = None
     if args.port is not None:

@@ -1,0 +1,408 @@
+"""Generate the French edition (``notebooks-fr/``, ``workbook-fr/``) from the English chapters and their translations.
+
+Usage:
+    python scripts/build_french.py            # rewrite what is out of date
+    python scripts/build_french.py --check    # exit 1 (and list the files) if anything would change
+    python scripts/build_french.py stale      # list the translations whose English cell changed; exit 1 if any
+    python scripts/build_french.py update     # add new English cells to the catalogues; mark changed ones fuzzy
+
+One source of code, two languages of prose. The French notebooks are never
+edited by hand: each is the English notebook of ``notebooks/`` with its prose
+replaced, cell by cell, from a gettext catalogue, ``i18n/fr/NAME.po``:
+
+* each entry's **context** (``msgctxt``) is the English cell's id, or
+  ``ID#hint`` for a predict cell's nudge (``metadata["labkit"]["hint"]``);
+* its **msgid** is the English text it translates, whole: that is the version
+  it translates (gettext's own rule: a changed text is a new message), and a
+  translator sees the source beside the French. Each entry also records the
+  text's hash (``#. sha256: ...``, first 12 digits) so a diff shows which
+  version it was;
+* its **msgstr** is the French.
+
+Code cells, their outputs and the notebook's structure are the English ones,
+unchanged (a learner's French notebook runs the very same code). A markdown
+cell whose entry is missing, fuzzy or made for an older English text keeps the
+current English text under a visible banner (:data:`STALE` or
+:data:`MISSING`), never stale French shown as if current; ``stale`` lists them
+and ``tests/test_french.py`` fails on any in a chapter that has a catalogue. A
+chapter without a catalogue gets one banner at its top (:data:`UNTRANSLATED`).
+
+``update`` is ``msgmerge``'s job done with Babel: it adds an empty entry for
+each new English cell and, for one whose English changed, keeps the old
+French, marks it ``fuzzy`` and records the old English in a comment above it
+(so the translator sees what changed). Remove the ``fuzzy`` flag (and that
+comment) once the French says what the new English says.
+
+The edition's notebooks carry ``metadata["labkit"]["language"] = "fr"``. The
+learner edition ``workbook-fr/`` is made from ``notebooks-fr/`` exactly as
+``workbook/`` is made from ``notebooks/`` (``scripts/build_workbook.py``), with
+French navigation, hint labels and README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from babel.messages.catalog import Catalog, Message
+from babel.messages.pofile import read_po, write_po
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_navigation as navigation
+import build_workbook as workbook
+
+ROOT = navigation.ROOT
+LANGUAGE = "fr"
+CATALOGUES = Path("i18n") / LANGUAGE
+INSTRUCTOR = "notebooks-fr"
+LEARNER = "workbook-fr"
+HINT = "#hint"
+
+STALE = (
+    "> 🇫🇷 **Traduction à mettre à jour** : le texte anglais de cette cellule a changé depuis sa traduction."
+    " Voici le texte anglais actuel.\n\n"
+)
+MISSING = "> 🇫🇷 **Traduction manquante** : cette cellule n'est pas encore traduite. Voici le texte anglais.\n\n"
+UNTRANSLATED = (
+    "> 🇫🇷 **Chapitre pas encore traduit.** Le code est le même que dans l'édition anglaise ; le texte de ce"
+    " chapitre est encore en anglais."
+)
+UNTRANSLATED_ID = "fr-untranslated"
+
+WORDS = {"Chapter": "Chapitre", "Appendix": "Annexe", "Contents": "Sommaire", "Hint": "Indice", "Answer": "Réponse"}
+
+
+def digest(text: str) -> str:
+    """The first 12 hex digits of the SHA-256 of ``text`` (UTF-8): the version an entry translates."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def catalogue_path(root: Path, name: str) -> Path:
+    return root / CATALOGUES / f"{Path(name).stem}.po"
+
+
+def read_catalogue(path: Path) -> Catalog | None:
+    if not path.exists():
+        return None
+    with path.open("rb") as handle:
+        return read_po(handle, locale=LANGUAGE)
+
+
+def write_catalogue(path: Path, catalog: Catalog) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as handle:
+        write_po(handle, catalog, width=0, omit_header=True, sort_output=False)
+
+
+def sources(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """``(context, English text)`` of everything translatable in ``nb``, in order: each markdown cell
+    (the navigation cell excepted: it is generated) and each predict cell's nudge."""
+    found = []
+    for cell in nb.cells:
+        if cell.get("id") == navigation.NAV_ID:
+            continue
+        if cell.cell_type == "markdown":
+            found.append((cell["id"], cell.source))
+        elif cell.cell_type == "code" and workbook.nudge_of(cell):
+            found.append((cell["id"] + HINT, cell.metadata["labkit"]["hint"]))
+    return found
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A translatable text of a chapter with no current French: ``why`` is ``"changed"`` or ``"missing"``."""
+
+    chapter: str
+    context: str
+    why: str
+
+    def __str__(self) -> str:
+        what = "its English text changed since it was translated" if self.why == "changed" else "no French yet"
+        return f"{self.chapter} cell {self.context}: {what}"
+
+
+def translation(catalog: Catalog | None, context: str, english: str) -> tuple[str | None, str]:
+    """The current French for ``english`` and why there is none: ``(french, "")``, ``(None, "changed")``
+    or ``(None, "missing")``. An entry is current when its msgid is ``english``, it has a msgstr, and it
+    is not fuzzy."""
+    if catalog is None:
+        return None, "missing"
+    entry = catalog.get(english, context=context)
+    if entry is not None and entry.string and not entry.fuzzy:
+        return entry.string, ""
+    others = [m for m in catalog if m.context == context and m.id]
+    return None, ("changed" if others or entry is not None and entry.fuzzy else "missing")
+
+
+def stale_entries(root: Path) -> list[Stale]:
+    """Every translatable text, in a chapter that has a catalogue, without current French."""
+    found = []
+    for path in _english(root):
+        catalog = read_catalogue(catalogue_path(root, path.name))
+        if catalog is None:
+            continue
+        for context, english in sources(nbformat.read(path, as_version=4)):
+            french, why = translation(catalog, context, english)
+            if french is None:
+                found.append(Stale(path.name, context, why))
+    return found
+
+
+def previous_english(text: str) -> list[str]:
+    """The translator's comment lines recording the English a fuzzy entry's French was made for.
+
+    (gettext's own place for it, ``#| msgid``, is written wrongly by Babel for a text of several
+    lines, so it goes into a comment: ``previous English (sha256: ...):`` then the text, ``| `` first.)
+    """
+    return [f"previous English (sha256: {digest(text)}):", *(f"| {line}" for line in text.splitlines())]
+
+
+def update_catalogue(root: Path, path: Path) -> Path:
+    """Merge the English texts of notebook ``path`` into its catalogue (see the module's ``update``)."""
+    target = catalogue_path(root, path.name)
+    old = read_catalogue(target)
+    new = Catalog(locale=LANGUAGE, project="labkit", fuzzy=False)
+    new.header_comment = f"# French prose of {path.name}: see scripts/build_french.py."
+    for context, english in sources(nbformat.read(path, as_version=4)):
+        message = Message(english, context=context, auto_comments=[f"sha256: {digest(english)}"])
+        if old is not None:
+            same = old.get(english, context=context)
+            if same is not None:
+                message.string, message.flags = same.string, set(same.flags)
+                if same.fuzzy:  # still waiting for its translator: keep what the old English was
+                    message.user_comments = list(same.user_comments)
+            else:
+                earlier = next((m for m in old if m.context == context and m.id), None)
+                if earlier is not None and earlier.string:
+                    message.string = earlier.string
+                    message.flags = {"fuzzy"}
+                    message.user_comments = previous_english(earlier.id)
+        new[english] = message  # Catalog.__setitem__ keys by (id, context) taken from the message
+    write_catalogue(target, new)
+    return target
+
+
+def _english(root: Path) -> list[Path]:
+    folder = root / "notebooks"
+    return navigation.chapter_paths(folder) + navigation.appendix_paths(folder)
+
+
+def french_notebook(nb: nbformat.NotebookNode, catalog: Catalog | None) -> nbformat.NotebookNode:
+    """``nb`` with its prose in French from ``catalog`` (banners where there is none), same code and outputs."""
+    out = nbformat.reads(nbformat.writes(nb), as_version=4)  # a copy
+    out.metadata.setdefault("labkit", {})["language"] = LANGUAGE
+    for cell in out.cells:
+        if cell.get("id") == navigation.NAV_ID or catalog is None:
+            continue
+        if cell.cell_type == "markdown":
+            french, why = translation(catalog, cell["id"], cell.source)
+            cell.source = french if french is not None else (STALE if why == "changed" else MISSING) + cell.source
+        elif cell.cell_type == "code" and workbook.nudge_of(cell):
+            french, _ = translation(catalog, cell["id"] + HINT, cell.metadata["labkit"]["hint"])
+            if french is not None:
+                cell.metadata["labkit"]["hint"] = french
+    if catalog is None:
+        banner = nbformat.v4.new_markdown_cell(UNTRANSLATED)
+        banner["id"] = UNTRANSLATED_ID
+        out.cells.insert(1, banner)
+    return out
+
+
+# -- navigation, contents and README in French ----------------------------------------------------
+
+
+def _title(nb: nbformat.NotebookNode) -> str:
+    """The title after the dash of the first ``# `` heading (``# Chapitre 1 — Titre``: ``Titre``)."""
+    for cell in nb.cells:
+        for line in cell.source.splitlines():
+            if line.startswith("# "):
+                return line.split("—", 1)[-1].strip()
+    return ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A chapter or an appendix of the French edition, for its navigation."""
+
+    name: str  # file name, the same in every edition
+    label: str  # "Chapitre 1 — Titre", "Annexe A — Titre"
+    short: str  # "1. Titre", "Annexe A. Titre"
+
+
+def _entries(notebooks: dict[str, nbformat.NotebookNode]) -> tuple[list[Entry], list[Entry]]:
+    chapters, appendices = [], []
+    for name, nb in notebooks.items():
+        title = _title(nb)
+        if name[:2].isdigit():
+            number = int(name[:2])
+            chapters.append(Entry(name, f"{WORDS['Chapter']} {number} — {title}", f"{number}. [{title}]({name})"))
+        else:
+            letter = name.removeprefix("appendix_")[:1].upper()
+            appendices.append(
+                Entry(
+                    name,
+                    f"{WORDS['Appendix']} {letter} — {title}",
+                    f"- {WORDS['Appendix']} {letter}. [{title}]({name})",
+                )
+            )
+    return chapters, appendices
+
+
+def nav_source(chapters: list[Entry], appendices: list[Entry], name: str, contents: str) -> str:
+    """The French navigation of ``name``: previous, contents, next (as ``build_navigation.nav_source``)."""
+    parts = []
+    if name in [c.name for c in chapters]:
+        index = [c.name for c in chapters].index(name)
+        if index > 0:
+            parts.append(f"[← {chapters[index - 1].label}]({chapters[index - 1].name})")
+        parts.append(f"[{WORDS['Contents']}]({contents})")
+        after = chapters[index + 1 :] or appendices[:1]
+        if after:
+            parts.append(f"[{after[0].label} →]({after[0].name})")
+    else:
+        if chapters:
+            parts.append(f"[← {chapters[-1].label}]({chapters[-1].name})")
+        parts.append(f"[{WORDS['Contents']}]({contents})")
+    return navigation.MARKER.replace("build_navigation.py", "build_french.py") + "\n\n---\n\n" + " · ".join(parts)
+
+
+def contents_page(chapters: list[Entry], appendices: list[Entry]) -> str:
+    lines = [
+        "# Sommaire",
+        "",
+        "<!-- generated by scripts/build_french.py from the chapter notebooks, do not edit -->",
+        "",
+        "Lisez les chapitres dans l'ordre : chacun s'exécute de haut en bas et s'appuie sur le précédent.",
+        "Dans chaque chapitre, vous prédisez comment une exécution va se terminer, vous la lancez, vous",
+        "lisez ses événements et ses compteurs, puis vous vérifiez.",
+        "",
+        *(c.short for c in chapters),
+    ]
+    if appendices:
+        lines += ["", "## Annexes", "", "Hors de l'ordre des chapitres : lisez-en une quand vous en avez besoin.", ""]
+        lines += [a.short for a in appendices]
+    lines += ["", "[English edition](../notebooks/00_contents.md)"]
+    return "\n".join(lines) + "\n"
+
+
+def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
+    lines = [
+        "# Le cahier d'exercices",
+        "",
+        "<!-- generated by scripts/build_french.py, do not edit -->",
+        "",
+        "Voici l'**édition apprenant** des chapitres, en français. Elle est faite des mêmes cellules de code",
+        "que l'édition anglaise (`workbook/`) ; seul le texte change de langue. Le code, les noms d'API et",
+        "les statuts (`Completed`, `RepeatedCall`...) restent en anglais.",
+        "",
+        "Dans chaque chapitre, avant chaque exécution, vous prédisez comment elle va s'arrêter et combien",
+        "d'événements `ToolCall` elle va enregistrer. Chaque cellule de prédiction contient",
+        "`...  # your guess` : remplacez `...` par votre réponse. En dessous, un **Indice** replié donne",
+        "d'abord une piste, et la **Réponse** est repliée une fois de plus à l'intérieur.",
+        "",
+        "## Commencer",
+        "",
+        "Travaillez dans **votre propre copie**, `my-workbook-fr/`. `make lab-fr` la crée à partir de",
+        "`workbook-fr/` la première fois et ouvre son chapitre 1 ; git ne la suit pas, les tests ne la",
+        "lisent jamais et aucune commande du projet ne l'écrase. Depuis un clone du dépôt (Python 3.11 ou",
+        "plus récent, et `make`) :",
+        "",
+        "```sh",
+        "make lab-fr              # crée .venv, installe labkit, crée my-workbook-fr/ une fois, ouvre son chapitre 1",
+        "make update-workbook-fr  # les chapitres nouveaux ou modifiés dans my-workbook-fr/, jamais par-dessus les vôtres",
+        "```",
+        "",
+        "## Ordre de lecture",
+        "",
+        *(c.short for c in chapters),
+    ]
+    if appendices:
+        lines += ["", "Hors de cet ordre, quand vous en avez besoin :", "", *(a.short for a in appendices)]
+    lines += [
+        "",
+        "Le [glossaire](../workbook/glossary.md) met en regard les termes du cours d'origine, en français, et",
+        "ceux de ce cahier ; l'[aide-mémoire](../workbook/cheatsheet.md) (en anglais) tient sur une page.",
+        "",
+        "Un chapitre qui porte la mention « Chapitre pas encore traduit » ou une cellule marquée",
+        "« Traduction à mettre à jour » montre le texte anglais actuel plutôt qu'une traduction périmée.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- the build ------------------------------------------------------------------------------------
+
+
+def build(root: Path, check: bool) -> list[str]:
+    english = _english(root)
+    notebooks = {
+        p.name: french_notebook(nbformat.read(p, as_version=4), read_catalogue(catalogue_path(root, p.name)))
+        for p in english
+    }
+    chapters, appendices = _entries(notebooks)
+    stale: list[str] = []
+    instructor, learner = root / INSTRUCTOR, root / LEARNER
+    for folder in (instructor, learner):
+        folder.mkdir(exist_ok=True)
+    for name, nb in notebooks.items():
+        nb = navigation.with_navigation(nb, nav_source(chapters, appendices, name, navigation.CONTENTS))
+        _sync(instructor / name, nb, check, stale, root)
+        edition = workbook.learner_edition(
+            nb, nav_source(chapters, appendices, name, workbook.README), (WORDS["Hint"], WORDS["Answer"])
+        )
+        _sync(learner / name, edition, check, stale, root)
+    navigation.sync_text(instructor / navigation.CONTENTS, contents_page(chapters, appendices), check, stale, root)
+    navigation.sync_text(learner / workbook.README, readme(chapters, appendices), check, stale, root)
+    expected = set(notebooks) | {navigation.CONTENTS, workbook.README}
+    for folder in (instructor, learner):
+        for extra in sorted(folder.iterdir()):
+            if extra.is_file() and extra.name not in expected:  # a chapter that no longer exists
+                stale.append(str(extra.relative_to(root)))
+                if not check:
+                    extra.unlink()
+    return stale
+
+
+def _sync(path: Path, nb: nbformat.NotebookNode, check: bool, stale: list[str], root: Path) -> None:
+    if path.exists():
+        navigation.sync(path, nb, check, stale, root)
+        return
+    stale.append(str(path.relative_to(root)))
+    if not check:
+        nbformat.write(nb, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", nargs="?", default="build", choices=["build", "stale", "update"])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    parser.add_argument(
+        "notebooks", nargs="*", help="update: only these English notebooks (default: those with a catalogue)"
+    )
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if args.action == "stale":
+        found = stale_entries(root)
+        for item in found:
+            print(item)
+        print(f"{len(found)} translation(s) to bring up to date" if found else "every translation is current")
+        return 1 if found else 0
+    if args.action == "update":
+        paths = [Path(p).resolve() for p in args.notebooks] or [
+            p for p in _english(root) if catalogue_path(root, p.name).exists()
+        ]
+        for path in paths:
+            print(f"updated {update_catalogue(root, path).relative_to(root)}")
+        return 0
+    stale = build(root, args.check)
+    for name in stale:
+        print(("out of date: " if args.check else "wrote ") + name)
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
