@@ -343,3 +343,18 @@ def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServe
         assert re.search(rf"{row}\s+Completed\s+2\s+3\s+0", table), row
     assert re.search(r"forbidden, live\s+PermissionDenied\s+0\s+1\s+2", table)
     assert re.search(r"budget, live\s+ModelBudget\s+1\s+1\s+2", table)
+
+
+def test_the_recorded_live_run_still_says_what_the_server_does(reviewer_server: RunningServer):
+    """Appendix A shows labkit/teaching/data/live_complete.json when no server answers: it must be this run."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import record_live_sample
+
+    from labkit.teaching.recorded import live_complete
+
+    fresh = record_live_sample.record(record_live_sample.live_run(reviewer_server.base_url), "here")
+    assert record_live_sample.comparable(fresh) == record_live_sample.comparable(live_complete()), (
+        "the recording is stale: run `python scripts/record_live_sample.py` and commit it"
+    )

@@ -91,3 +91,19 @@ def test_canonical_frame_refuses_a_non_finite_number_clearly(text):
 def test_canonical_frame_refuses_what_is_not_pairs_of_json_texts(pairs, named):
     with pytest.raises(labkit.InputError, match=named):
         canonical_frame(pairs)
+
+
+def test_the_recorded_live_run_is_a_complete_run_with_the_servers_own_ids():
+    """The recording appendix A shows holds what a live run holds (tests/test_real_server.py checks it against
+    the server itself): the events of the scripted complete run, Completed, and tool calls under the server's ids."""
+    from labkit.teaching.recorded import live_complete
+
+    recorded = live_complete()
+    scripted = labkit.run("complete")
+    assert [tuple(e) for e in recorded["events"]] == [(e.kind.value, e.name, e.count) for e in scripted.events]
+    assert (recorded["status"], recorded["exit_code"]) == ("Completed", 0)
+    calls = [call for message in recorded["transcript"] for call in message["tool_calls"]]
+    assert [name for name, _, _ in calls] == ["read_ticket", "finish_review"]
+    ids = [call_id for _, _, call_id in calls]
+    assert len(set(ids)) == 2 and not any(i.startswith("call_") for i in ids), "the server's ids, not labkit's"
+    assert recorded["transcript"][-1] == {"role": "assistant", "text": recorded["text"], "tool_calls": []}

@@ -12,6 +12,7 @@ when imported (``import labkit`` imports none of them):
 7. :mod:`~labkit.teaching.capstone`: the capstone's two exercises and their checks.
 8. :mod:`~labkit.teaching.runtimes`: one review under a function, a workflow and both agents (chapter 2).
 9. :mod:`~labkit.teaching.terminal`: the console run in-process, shown by its status line (chapter 7).
+10. :mod:`~labkit.teaching.recorded`: one live run, recorded on a real server (appendix A).
 
 This module itself is light: :func:`short_errors` below.
 
