@@ -21,8 +21,8 @@ FR["ch2-job"] = """## Une tâche, quatre environnements d'exécution
 La tâche est la revue du ticket 42 : le lire, puis en terminer la revue. Chaque exécution ci-dessous
 reçoit un `ExecutionScope` neuf, avec ses limites et ses capacités accordées, et les deux outils
 gardés que `ReviewTask().tools(scope)` y fabrique. `finish_review` ne réussit qu'après une lecture
-réussie du ticket 42, et une exécution n'est `Completed` que si elle a réussi. D'un environnement à
-l'autre, une seule chose change : qui choisit l'étape suivante.
+réussie du ticket 42, et une exécution n'est `Completed` que si `finish_review` a réussi. D'un environnement
+à l'autre, une seule chose change : qui choisit l'étape suivante.
 
 **Une simple fonction.** Le code de l'hôte appelle lui-même les outils, dans l'ordre qu'il a fixé.
 Il n'y a pas de modèle."""
