@@ -60,8 +60,8 @@ n'était pas expiré : l'hôte ne peut donc parler ni d'annulation de l'appelant
 `DeadlineExceeded`. C'est le fournisseur qui a abandonné : une défaillance extérieure, que l'hôte
 traduit en un statut, comme il le fait pour une connexion impossible à établir. Le périmètre
 d'exécution a enregistré le `ModelCall` admis, puis l'arrêt, avec le compte 1 (les appels modèle
-admis, y compris celui qui a échoué). Le client de comptage conserve l'erreur qu'il a levée ; la console l'affiche
-sur sa ligne `hint:` :"""
+admis, y compris celui qui a échoué). Le client de comptage conserve l'erreur qu'il a levée ; la
+console l'affiche sur sa ligne `hint:` :"""
 FR["d6e39d6b"] = """Aucun des scénarios scriptés du cours ne fait cela : c'est ce que fait la bibliothèque quand un
 vrai client se comporte ainsi.
 
@@ -135,9 +135,9 @@ effet par identifiant d'opération, sans perte de proposition ni de décision. U
 de requête est une autre opération.
 
 Elle ne peut pas garantir qu'un effet **extérieur** à cette base n'ait lieu qu'une fois : un appel
-HTTP ou un e-mail ne peut pas entrer dans la transaction SQLite. Pour ceux-là, il faut que le côté distant accepte
-l'identifiant d'opération comme clé d'idempotence. Elle n'authentifie pas qui a décidé, et elle ne
-borne pas la boucle : cela reste le travail du périmètre d'exécution.
+HTTP ou un e-mail ne peut pas entrer dans la transaction SQLite. Pour ceux-là, il faut que le côté
+distant accepte l'identifiant d'opération comme clé d'idempotence. Elle n'authentifie pas qui a
+décidé, et elle ne borne pas la boucle : cela reste le travail du périmètre d'exécution.
 
 Les bornes de la boucle, l'autorisation au moment de l'exécution et l'idempotence persistante se
 complètent ; aucune ne remplace les autres."""
@@ -285,8 +285,8 @@ FR["instructor"] = """## Notes pour l'enseignant
   périmètre d'exécution ; un redémarrage crée un nouveau périmètre qui admet de nouveau le même
   appel.
 - « Une base de données garantit gratuitement qu'un effet n'a lieu qu'une fois. » Seulement pour
-  les effets écrits dans la même transaction ; un e-mail ou un appel HTTP a besoin de l'identifiant d'opération comme
-  clé d'idempotence de l'autre côté.
+  les effets écrits dans la même transaction ; un e-mail ou un appel HTTP a besoin de l'identifiant
+  d'opération comme clé d'idempotence de l'autre côté.
 
 **Pistes de discussion**
 
