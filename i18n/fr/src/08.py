@@ -21,11 +21,11 @@ une même réponse, et de nombreux threads à la fois.
 - lire une exécution sous forme de spans OpenTelemetry, et borner un vrai modèle de la même façon."""
 FR["1c1f320b"] = """## Anatomie d'un événement
 
-Chaque événement a un `kind` (son type), un `name` et un `count`. Le compteur n'est **pas** toujours
+Chaque événement a un `kind` (son type), un `name` et un `count`. Le compte n'est **pas** toujours
 « le nombre d'événements de ce type jusqu'ici » : chaque type compte quelque chose qui lui est
 propre.
 
-| type | nom | count |
+| type | nom | compte |
 |---|---|---|
 | `ModelCall` | `model` | les appels modèle admis jusqu'ici, celui-ci compris |
 | `Middleware` | l'outil | les appels que le middleware a observés jusqu'ici dans l'exécution, tous outils confondus, celui-ci compris |
