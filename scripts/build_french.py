@@ -224,6 +224,23 @@ def _title(nb: nbformat.NotebookNode) -> str:
     return ""
 
 
+OBJECTIVES = "**Ce que vous saurez faire**"
+
+
+def _objectives(nb: nbformat.NotebookNode) -> list[str]:
+    """The bullets under the first cell's "Ce que vous saurez faire" (as build_navigation reads the English)."""
+    first = nb.cells[0].source if nb.cells else ""
+    if OBJECTIVES not in first:
+        return []
+    found: list[str] = []
+    for line in first.split(OBJECTIVES, 1)[1].splitlines():
+        if line.startswith("- "):
+            found.append(line[2:].strip())
+        elif line.startswith("  ") and found:
+            found[-1] += " " + line.strip()
+    return found
+
+
 @dataclass(frozen=True)
 class Entry:
     """A chapter or an appendix of the French edition, for its navigation."""
@@ -231,6 +248,7 @@ class Entry:
     name: str  # file name, the same in every edition
     label: str  # "Chapitre 1 — Titre", "Annexe A — Titre"
     short: str  # "1. Titre", "Annexe A. Titre"
+    learn: tuple[str, ...] = ()  # its objectives, for the contents page
 
 
 def _entries(notebooks: dict[str, nbformat.NotebookNode]) -> tuple[list[Entry], list[Entry]]:
@@ -239,7 +257,14 @@ def _entries(notebooks: dict[str, nbformat.NotebookNode]) -> tuple[list[Entry], 
         title = _title(nb)
         if name[:2].isdigit():
             number = int(name[:2])
-            chapters.append(Entry(name, f"{WORDS['Chapter']} {number} — {title}", f"{number}. [{title}]({name})"))
+            chapters.append(
+                Entry(
+                    name,
+                    f"{WORDS['Chapter']} {number} — {title}",
+                    f"{number}. [{title}]({name})",
+                    tuple(_objectives(nb)),
+                )
+            )
         else:
             letter = name.removeprefix("appendix_")[:1].upper()
             appendices.append(
@@ -280,8 +305,9 @@ def contents_page(chapters: list[Entry], appendices: list[Entry]) -> str:
         "Dans chaque chapitre, vous prédisez comment une exécution va se terminer, vous la lancez, vous",
         "lisez ses événements et ses compteurs, puis vous vérifiez.",
         "",
-        *(c.short for c in chapters),
     ]
+    for chapter in chapters:
+        lines += [chapter.short, *(f"   - {item}" for item in chapter.learn)]
     if appendices:
         lines += ["", "## Annexes", "", "Hors de l'ordre des chapitres : lisez-en une quand vous en avez besoin.", ""]
         lines += [a.short for a in appendices]

@@ -71,7 +71,8 @@ def test_a_translated_chapter_runs_the_english_code_and_shows_no_banner(stem):
         elif en_cell["id"] != "navigation":
             assert not fr_cell.source.startswith(("> 🇫🇷",)), f"{stem} cell {en_cell['id']} is not translated"
     assert fr.metadata["labkit"]["language"] == "fr"
-    assert fr.cells[0].source.startswith(f"# Chapitre {int(stem[:2])} — ")
+    title = f"# Chapitre {int(stem[:2])} — " if stem[:2].isdigit() else f"# Annexe {stem.split('_')[1].upper()} — "
+    assert fr.cells[0].source.startswith(title)
 
 
 @pytest.mark.parametrize("stem", TRANSLATED)
