@@ -30,6 +30,7 @@ The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
 
 from typing import TYPE_CHECKING, Any
 
+from . import _moved
 from .core.errors import (
     CapabilitiesError,
     ConfigurationError,
@@ -54,18 +55,6 @@ from .core.events import ControlEvent, EventKind, StopReason
 from .core.limits import Limits
 from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
 from .core.signature import canonical, signature
-from .transports.chat import (
-    ChatChunk,
-    ChatRequest,
-    CountingClient,
-    Message,
-    Role,
-    ToolCall,
-    ToolSpec,
-    Transport,
-    assemble,
-)
-from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .loops.outcome import (
     EXIT_CANCELLED,
@@ -80,14 +69,25 @@ from .loops.outcome import (
 from .loops.review import ReviewTask
 from .loops.runner import Setup, arun, prepare, run, run_agent, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
-from . import _moved
+from .transports.chat import (
+    ChatChunk,
+    ChatRequest,
+    CountingClient,
+    Message,
+    Role,
+    ToolCall,
+    ToolSpec,
+    Transport,
+    assemble,
+)
+from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 
 _moved.install()  # the old flat module paths: after the imports above, before any old-path import
 
 if TYPE_CHECKING:
-    from .transports.live import LiveProfile, LiveTransport
     from .teaching.predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
     from .teaching.progress import progress
+    from .transports.live import LiveProfile, LiveTransport
 
 __version__ = "0.1.0"
 

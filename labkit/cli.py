@@ -48,6 +48,7 @@ character the output encoding cannot take is written as a backslash escape
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -58,12 +59,12 @@ from typing import IO, Any, NoReturn
 from pydantic import ValidationError
 
 from . import __version__
-from .transports.chat import Transport
 from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, get_scenario
+from .transports.chat import Transport
 
 EXIT_FRAMEWORK = 70
 """Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
@@ -124,10 +125,8 @@ def _write(text: str, stream: IO[str] | None) -> None:
 
 def _error(text: str) -> None:
     """One line on stderr; a stderr that cannot take it is left alone (the exit code still tells)."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         _write(text, sys.stderr)
-    except (OSError, ValueError):
-        pass
 
 
 class _Parser(argparse.ArgumentParser):

@@ -89,8 +89,8 @@ class Agent(ForeignAgent):
         start = {"messages": [HumanMessage(content=prompt)]}
         if self.stream:
             state: Any = None
-            async for state in compiled.astream(start, config, stream_mode="values"):
-                pass
+            async for state in compiled.astream(start, config, stream_mode="values"):  # noqa: B007
+                pass  # only the last state is kept
         else:
             state = await compiled.ainvoke(start, config)
         last = state["messages"][-1] if state and state.get("messages") else None

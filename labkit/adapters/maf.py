@@ -47,8 +47,8 @@ from agent_framework import Message as _MafMessage
 from agent_framework._tools import FunctionInvocationLayer
 from agent_framework.observability import ChatTelemetryLayer
 
-from ..transports.chat import ChatRequest, Message
 from ..core.errors import RunHalted
+from ..transports.chat import ChatRequest, Message
 from . import ForeignAgent
 from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 

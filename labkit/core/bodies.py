@@ -217,7 +217,8 @@ def _shape_key(body: Any, code_owner: Any, tool: str) -> Any:
 def _default_key(value: Any) -> Any:
     """A default as the key holds it: with its type, so ``1``, ``1.0`` and ``True`` (equal in Python) stay apart.
 
-    ``-0.0`` and ``0.0``, or ``Decimal("1.0")`` and ``Decimal("1.00")``, are equal too: those are told apart by their repr.
+    ``-0.0`` and ``0.0``, or ``Decimal("1.0")`` and ``Decimal("1.00")``, are equal too: those are told apart by
+    their repr.
     """
     if isinstance(value, tuple):
         return (tuple, tuple(_default_key(v) for v in value))
@@ -275,7 +276,8 @@ def _code_owner(body: Any, tool: str) -> Any:
         return func
     if inspect.isbuiltin(func) or isinstance(func, (types.MethodWrapperType, types.WrapperDescriptorType)):
         return func  # no annotations to read: refused below for its parameters
-    call = getattr(type(func), "__call__", None)  # an object with a __call__ method
+    # an object with a __call__ method: the method itself is read, not whether it is callable
+    call = getattr(type(func), "__call__", None)  # noqa: B004
     if inspect.isfunction(call):
         return call
     return func
@@ -486,7 +488,7 @@ def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
     elif isinstance(bound, Mapping) and isinstance(raw, Mapping):
         pairs = [(v, bound[k], str(k)) for k, v in raw.items() if k in bound]
     elif isinstance(bound, (list, tuple)) and isinstance(raw, (list, tuple)) and len(raw) == len(bound):
-        pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound))]
+        pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound, strict=True))]
     elif isinstance(bound, (set, frozenset)) and isinstance(raw, (list, tuple, set, frozenset)):
         sent_bool = any(isinstance(r, bool) for r in raw)  # no positions: did a boolean vanish into the numbers?
         return (where or "arguments") if sent_bool and not any(isinstance(b, bool) for b in bound) else None
@@ -567,7 +569,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
-    """Run a sync body on a worker thread (:mod:`labkit.core._workers`) and await its result, abandoning it on cancellation.
+    """Run a sync body on a worker thread (:mod:`labkit.core._workers`), await its result, abandon it on cancellation.
 
     Python cannot stop a thread: a cancelled run stops waiting, the body goes
     on alone and its late result is dropped (why not ``asyncio.to_thread``:

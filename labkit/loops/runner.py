@@ -32,17 +32,17 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ..core._sync import run_sync
-from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
 from ..core.bodies import _cancel_and_abandon
-from ..transports.chat import CountingClient, Message, Transport
 from ..core.errors import ProviderUnavailable, RunHalted, UserError
 from ..core.events import StopReason
 from ..core.limits import Limits
+from ..core.scope import ExecutionScope, _current_scope
+from ..transports.chat import CountingClient, Message, Transport
+from ..transports.scripted import ScriptedTransport
+from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
 from .outcome import RunOutcome, RunStatus
 from .review import PROMPT
 from .scenarios import Scenario, get_scenario
-from ..core.scope import ExecutionScope, _current_scope
-from ..transports.scripted import ScriptedTransport
 
 __all__ = ["AgentKind", "Origin", "Setup", "arun", "origin_of", "prepare", "run", "run_agent"]
 

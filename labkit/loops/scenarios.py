@@ -15,13 +15,13 @@ from pathlib import Path
 from types import MappingProxyType, MethodType, SimpleNamespace
 from typing import Any
 
-from ..transports.chat import ChatRequest
+from ..core.bodies import _body_shape
 from ..core.errors import UnknownScenarioError, UserError
 from ..core.limits import Limits
-from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
-from ..core.bodies import _body_shape
 from ..core.scope import ExecutionScope, GuardedTool, _limits
+from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
+from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
 
 __all__ = ["SCENARIOS", "Scenario", "Tool", "get_scenario", "load_scenario", "scenario"]
 

@@ -38,15 +38,15 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from .agents import HarnessAgent, Middleware, ToolInvocation
-from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
 from ..core.errors import RunHalted, UserError
+from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
+from .agents import HarnessAgent, Middleware, ToolInvocation
 from .outcome import RunOutcome
 from .runner import Setup, _remember, run_agent
 
 if TYPE_CHECKING:
-    from .agents import SimpleAgent
     from ..core.scope import ExecutionScope
+    from .agents import SimpleAgent
 
 __all__ = [
     "TracedSetup",

@@ -32,7 +32,6 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..core.errors import UserError
 from ..core.events import EventKind, StopReason
 from ..loops.outcome import RunOutcome, RunStatus
 from . import _inputs
@@ -335,8 +334,8 @@ def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
     the run ``cancelled:``, an unknown tool, a cut reply or arguments that did not bind never
     reached a guard); the k-th ``ToolCall`` event for a tool is its k-th such call.
     """
-    from ..transports.chat import Role  # core, already imported by labkit
     from ..loops.agents import CUT, UNKNOWN_TOOL
+    from ..transports.chat import Role  # core, already imported by labkit
 
     results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
     ran: dict[str, list[str]] = {}

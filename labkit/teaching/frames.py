@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..loops.agents import CUT, UNKNOWN_TOOL
-from ..transports.chat import Role
 from ..core.errors import InputError
 from ..core.events import ControlEvent
-from ..loops.outcome import RunOutcome
-from . import _inputs
 from ..core.signature import NonFiniteNumber, canonical
+from ..loops.agents import CUT, UNKNOWN_TOOL
+from ..loops.outcome import RunOutcome
+from ..transports.chat import Role
+from . import _inputs
 
 if TYPE_CHECKING:
     from ..durable import DecisionStore

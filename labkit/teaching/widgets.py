@@ -28,15 +28,15 @@ from typing import Any
 
 import ipywidgets as w
 
-from .charts import counters_chart
 from ..core.errors import UserError
-from .frames import events_frame
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
-from . import progress as _progress
-from .predict import Check, Mystery, _check_one
 from ..loops.runner import AgentKind, run
 from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
+from . import progress as _progress
+from .charts import counters_chart
+from .frames import events_frame
+from .predict import Check, Mystery, _check_one
 
 __all__ = ["Explorer", "Prediction", "explorer", "predict"]
 
@@ -316,7 +316,10 @@ class Prediction(w.VBox):
 
     @property
     def progress_label(self) -> str:
-        """The prediction's name in your progress: ``"widget: mystery D (harness)"`` or ``"widget: repeat (simple)"``."""
+        """The prediction's name in your progress.
+
+        ``"widget: mystery D (harness)"`` or ``"widget: repeat (simple)"``.
+        """
         name = f"mystery {self._mystery.key}" if self._mystery is not None else self._scenario_obj.name
         return f"widget: {name} ({self._agent_name})"
 

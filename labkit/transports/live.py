@@ -63,8 +63,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .chat import ChatChunk, ChatRequest, Message, Role, ToolCall
 from ..core.errors import ConfigurationError, LabkitError, ProviderResponseError, ProviderUnavailable
+from .chat import ChatChunk, ChatRequest, Message, Role, ToolCall
 
 __all__ = [
     "DEFAULT_BASE_URL",

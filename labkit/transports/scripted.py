@@ -30,8 +30,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .chat import ChatChunk, ChatRequest, ToolCall
 from ..core.errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
+from .chat import ChatChunk, ChatRequest, ToolCall
 
 # ChatChunk(...) and ToolCall(...) validate through these; called with a dict they skip the
 # model's Python __init__ wrapper (~0.4 µs each), the validation is the same.
