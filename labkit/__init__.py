@@ -31,6 +31,7 @@ The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
 from typing import TYPE_CHECKING, Any
 
 from . import _moved
+from ._version import __version__
 from .core.errors import (
     CapabilitiesError,
     ConfigurationError,
@@ -55,6 +56,7 @@ from .core.events import ControlEvent, EventKind, StopReason
 from .core.limits import Limits
 from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
 from .core.signature import canonical, signature
+from .loops import runner as _runner
 from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .loops.outcome import (
     EXIT_CANCELLED,
@@ -84,12 +86,21 @@ from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 
 _moved.install()  # the old flat module paths: after the imports above, before any old-path import
 
+
+def _make_foreign_agent(*args: Any, **kwargs: Any) -> Any:
+    """:func:`labkit.adapters.make_agent`, imported on the first foreign run (the runner cannot import upward)."""
+    from .adapters import make_agent
+
+    return make_agent(*args, **kwargs)
+
+
+_runner._make_foreign_agent = _make_foreign_agent  # the one place above both the loops and the adapters
+
 if TYPE_CHECKING:
     from .teaching.predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
     from .teaching.progress import progress
     from .transports.live import LiveProfile, LiveTransport
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "LiveProfile": "transports.live",

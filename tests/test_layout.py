@@ -24,12 +24,12 @@ from labkit import _moved
 LAYOUT = {
     "core": ("limits", "events", "signature", "scope", "bodies", "errors", "_frozen", "_sync", "_workers"),
     "transports": ("chat", "scripted", "live"),
-    "loops": ("agents", "runner", "outcome", "scenarios", "review", "telemetry"),
+    "loops": ("agents", "running", "runner", "outcome", "scenarios", "review", "telemetry"),
     "teaching": ("frames", "charts", "widgets", "predict", "spans", "direct", "capstone"),
 }
 """Group -> the modules it holds, in reading order."""
 
-TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_durable_sql", "_moved", "adapters"}
+TOP_LEVEL = {"__init__", "__main__", "cli", "durable", "_durable_sql", "_moved", "_version", "adapters"}
 """What stays directly under labkit/ besides the groups: the public names, the console, durable
 decisions (and, private, the SQL that differs between its SQLite and PostgreSQL stores), the old
 paths' finder, and the adapters (unchanged)."""
@@ -40,7 +40,13 @@ LAZY = ("live", "telemetry", "frames", "charts", "widgets", "predict", "spans", 
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "IPython", "openai", "opentelemetry")
 
 PACKAGE_DIR = Path(labkit.__file__).parent
-OLD_TO_NEW = {f"labkit.{module}": f"labkit.{group}.{module}" for group, modules in LAYOUT.items() for module in modules}
+NEW_SINCE = {"running"}  # modules split off after the move: they never had a flat path
+OLD_TO_NEW = {
+    f"labkit.{module}": f"labkit.{group}.{module}"
+    for group, modules in LAYOUT.items()
+    for module in modules
+    if module not in NEW_SINCE
+}
 CAPSTONE_SUBMODULES = ("bingo", "guard")
 OLD_TO_NEW |= {f"labkit.capstone.{sub}": f"labkit.teaching.capstone.{sub}" for sub in CAPSTONE_SUBMODULES}
 

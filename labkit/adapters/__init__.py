@@ -62,6 +62,7 @@ from ..core.errors import (
 )
 from ..core.scope import ExecutionScope, GuardedTool
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
+from ..loops.running import register_agent_type
 from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
 
 _NOT_RUN = "labkit_not_run"
@@ -446,6 +447,9 @@ class ForeignAgent:
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {_safe_str(exc)}"
         return text
+
+
+register_agent_type(ForeignAgent)  # labkit.run_agent runs these too (the loops never import this module)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -135,7 +135,7 @@ class _State(Enum):
 class _Stop(NamedTuple):
     reason: StopReason
     name: str
-    count: int
+    count: int  # type: ignore[assignment]  # the event's count, shadowing tuple.count on purpose (a private record)
     message: str
 
 

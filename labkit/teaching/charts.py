@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
@@ -447,7 +447,7 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
         else "body"
         for row in rows
     }
-    styles = {
+    styles: dict[str, dict[str, Any]] = {
         "event": {"marker": "o", "color": _EVENT},
         "body": {"marker": "o", "color": _RETURNED},
         "body-unknown": {"marker": "o", "color": "white", "markeredgecolor": _RETURNED, "markeredgewidth": 1.5},

@@ -189,7 +189,7 @@ def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
     """
     outcome = _inputs.outcome(outcome, "requests_frame")
     results = {m.tool_call_id: m.text for m in outcome.transcript if m.role is Role.TOOL}
-    rows = []
+    rows: list[tuple[int, str, str, str]] = []
     reply = 0
     for message in outcome.transcript:
         if message.role is not Role.ASSISTANT:

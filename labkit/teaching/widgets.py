@@ -51,7 +51,7 @@ _WIDE = w.Layout(width="34em")
 def _check_agent(agent: str) -> AgentKind:
     if agent not in AGENTS:
         raise UserError(f"unknown agent {agent!r}; choose 'harness' or 'simple'")
-    return agent  # type: ignore[return-value]
+    return agent
 
 
 def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
@@ -260,7 +260,7 @@ class Prediction(w.VBox):
         self._mystery = scenario if isinstance(scenario, Mystery) else None
         if self._mystery is not None and limits is not None:
             raise UserError("a mystery has its own limits (they are part of the puzzle); leave limits out")
-        self._scenario_obj = self._mystery.scenario() if self._mystery is not None else get_scenario(scenario)
+        self._scenario_obj = scenario.scenario() if isinstance(scenario, Mystery) else get_scenario(scenario)
         self._agent_name = _check_agent(agent)
         if limits is not None and not isinstance(limits, Limits):
             raise UserError(f"limits must be a labkit.Limits or None, not {type(limits).__name__}")
