@@ -23,14 +23,10 @@ prediction helpers (:mod:`labkit.teaching.predict`) and ``progress()``
 (:mod:`labkit.teaching.progress`) are loaded on first use
 of their names, so ``import labkit`` and the console's scripted runs do not
 pay for them.
-
-The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
-``labkit.capstone``...) still import, as the same modules (:mod:`labkit._moved`).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from . import _moved
 from ._version import __version__
 from .core.errors import (
     CapabilitiesError,
@@ -84,8 +80,6 @@ from .transports.chat import (
 )
 from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 
-_moved.install()  # the old flat module paths: after the imports above, before any old-path import
-
 
 def _make_foreign_agent(*args: Any, **kwargs: Any) -> Any:
     """:func:`labkit.adapters.make_agent`, imported on the first foreign run (the runner cannot import upward)."""
@@ -121,8 +115,7 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "teaching" or name in _moved.MOVED:
-        # a submodule by its name (labkit.teaching) or its old flat name (labkit.scope), as after its import
+    if name == "teaching":  # the subpackage by its name, as after its import
         return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:

@@ -10,7 +10,7 @@ module's parent packages is not an arrow.
 The layers, lowest first, as the code has them (a module may import its own
 layer and the ones below, never one above):
 
-0. ``labkit._version``, ``labkit._moved``: import nothing of labkit;
+0. ``labkit._version``: imports nothing of labkit;
 1. ``labkit.core``: the scope, the guard, limits, events, signature, bodies, errors;
 2. ``labkit.transports``: chat messages, the counting client, scripted and live transports;
 3. ``labkit.loops``: the agents, the run (``running``), telemetry, the runner (``prepare``/``run``);
@@ -34,7 +34,7 @@ import labkit
 PACKAGE_DIR = Path(labkit.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("labkit._version", "labkit._moved"),
+    ("labkit._version",),
     ("labkit.core",),
     ("labkit.transports",),
     ("labkit.loops",),

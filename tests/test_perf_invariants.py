@@ -373,7 +373,7 @@ def test_the_guard_signature_equals_the_signature_of_the_dumped_arguments(argume
 
 
 def test_recorded_events_equal_fresh_ones_at_any_count() -> None:
-    from labkit import scope as scope_module
+    from labkit.core import scope as scope_module
 
     for kind in (EventKind.TOOL_CALL, EventKind.MIDDLEWARE):
         for count in (1, 2, 10**6):
