@@ -8,12 +8,14 @@ guard protocol of SPEC §3, not against timings: speed lives in ``benchmarks/``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import json
 import threading
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import labkit
 from labkit import ControlEvent, EventKind, ExecutionScope, Limits, RunStatus, StopReason
@@ -169,7 +171,7 @@ def test_events_stay_frozen_and_serialise_as_before() -> None:
     outcome = _run("repeat", "harness").outcome  # type: ignore[attr-defined]
     dumped = [e.model_dump(mode="json") for e in outcome.events]
     assert dumped[-1] == {"kind": "RepeatedCall", "name": "read_ticket", "count": 1}
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):  # a frozen model
         outcome.events[0].count = 99  # type: ignore[misc]
     assert json.loads(outcome.model_dump_json())["status"] == "RepeatedCall"
 
@@ -442,7 +444,7 @@ def test_an_outcome_is_a_validated_frozen_run_outcome() -> None:
     assert type(outcome) is labkit.RunOutcome
     assert outcome.model_fields_set == set(labkit.RunOutcome.model_fields)
     assert isinstance(outcome.usage, labkit.Usage) and isinstance(outcome.transcript, tuple)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):  # a frozen model
         outcome.text = "x"  # type: ignore[misc]
 
 
@@ -531,7 +533,7 @@ def test_a_call_encodes_its_arguments_once_and_stays_an_equal_value() -> None:
     assert call.text() is call.text()
     assert call == Call("read_ticket", {"input": 42, "note": "é"})  # the kept text is not compared
     assert "_text" not in repr(call)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         call.name = "other"  # type: ignore[misc]  # still frozen
     with pytest.raises(TypeError):
         Call("t", {"x": {1, 2}}).text()  # not JSON: still refused when the model would send it
