@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import json
 import threading
 from typing import Any
@@ -254,45 +253,6 @@ def test_a_tool_of_a_finished_scope_still_refuses_every_call() -> None:
     with pytest.raises(labkit.ScopeStateError, match="run has ended"):
         tool.invoke({"n": 1})
     assert scope.events == ()
-
-
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {"input": 42},
-        {"input": 0},
-        {"input": -7, "b": True, "a": None, "c": False},
-        {"input": 10},
-        {"input": -10},
-        {"input": 420},
-        {"input": 10**15 - 1},
-        {"input": 10**15},
-        {"input": -(10**15) + 1},
-        {"input": 2**53 + 1},
-        {"text": 'quote " backslash \\ tab \t newline \n é 日本 \u2028'},
-        {"zeta": 1, "Alpha": 2, "alpha": 3, "é": 4, "": 5},
-        {"x": 4.2e1, "y": 42.0},
-        {"nested": {"b": 1, "a": [1, 2.0, "3"]}},
-        {},
-    ],
-)
-def test_the_fast_dispatch_gives_the_generic_canonical_text(arguments: dict) -> None:
-    sig = importlib.import_module("labkit.core.signature")  # the module (labkit.signature is the function)
-
-    def generic(value: object) -> str:
-        if isinstance(value, dict):
-            items = sorted(value.items())
-            return "{" + ",".join(sig._dumps_str(k) + ":" + generic(v) for k, v in items) + "}"
-        if isinstance(value, (list, tuple)):
-            return "[" + ",".join(map(generic, value)) + "]"
-        if value is None or isinstance(value, bool):
-            return {None: "null", True: "true", False: "false"}[value]
-        if isinstance(value, str):
-            return sig._dumps_str(value)
-        return sig._number(value)
-
-    assert sig.canonical(arguments) == generic(arguments)
-    assert labkit.signature("t", arguments) == "t:" + generic(arguments)
 
 
 def test_equal_numbers_still_give_one_signature() -> None:

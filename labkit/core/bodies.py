@@ -62,7 +62,9 @@ class CancelToken:
     __slots__ = ("_cancelled", "_event")
 
     # A threading.Event costs ~2 µs to make and most runs never wait on their token, so the
-    # flag is a plain attribute and the Event is made by the first wait(). _set() writes the
+    # flag is a plain attribute and the Event is made by the first wait(). It pays: with the Event
+    # made in __init__, a complete harness run costs 1.066x the CPU (median of 201 interleaved rounds,
+    # range 0.60-2.34; `python -m benchmarks.tricks`, issue 21's 5 % bar). _set() writes the
     # flag before reading _event; wait() publishes _event before reading the flag; so either
     # _set() sees the Event and sets it, or wait() sees the flag (each step is atomic under the GIL).
     _event_lock = threading.Lock()  # only makes the Event, once per token that is waited on
@@ -565,7 +567,11 @@ def _dropped_result(task: asyncio.Task[Any]) -> None:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    return asyncio.events._get_running_loop()  # None outside a running loop (no exception to raise and catch)
+    """The running loop of this thread, ``None`` outside one (only :meth:`GuardedTool.invoke` asks)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
