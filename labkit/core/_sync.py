@@ -75,7 +75,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: T = box["value"]
+    return value
 
 
 def _cancel_in_thread(box: dict[str, Any]) -> None:

@@ -624,7 +624,8 @@ class GuardedTool:
         Returns a fresh dict on every call (built from a per-model cached text:
         generating a schema costs about 0.5 ms, decoding the cached text a few µs).
         """
-        return json.loads(_schema_text(self.arguments_model))
+        schema: dict[str, Any] = json.loads(_schema_text(self.arguments_model))
+        return schema
 
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
         """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).
