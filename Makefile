@@ -1,5 +1,5 @@
 # Two commands: `make lab` opens your own copy of the learner workbook (my-workbook/), `make test` runs every
-# test (notebooks included; it never reads my-workbook/).
+# test (notebooks included; it never reads my-workbook/), after `make check` (lint, format and types).
 # Both create .venv when needed: `make lab` installs labkit with its `lab` extra only (what the workbook
 # needs), `make test` with its `test` extra (the lab's packages and the test tools).
 # `make lab PORT=8899` serves JupyterLab on that port (and fails if it is taken); without PORT, JupyterLab's default.
@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab lab-fr update-workbook update-workbook-fr test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
+.PHONY: lab lab-fr update-workbook update-workbook-fr check test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -50,7 +50,15 @@ update-workbook-fr:
 update-workbook:
 	$(PYTHON) scripts/lab.py update
 
-test: $(STAMP)
+# The lint, format and type gate (a few seconds): ruff's format check and lint over the package, the tests, the
+# scripts and the benchmarks, then mypy over labkit/ (its settings are in pyproject.toml, [tool.mypy]).
+CHECKED := labkit tests scripts benchmarks _labkit_console.py conftest.py
+check: $(STAMP)
+	$(BIN)/ruff format --check $(CHECKED)
+	$(BIN)/ruff check $(CHECKED)
+	$(BIN)/mypy
+
+test: check
 	$(BIN)/python -m pytest tests notebooks notebooks-fr $(NBVAL)
 	$(BIN)/python -m pytest workbook workbook-fr $(NBVAL_LAX)
 

@@ -19,7 +19,7 @@ def main() -> int:
 
         return console()
     except KeyboardInterrupt:  # during the imports; the console handles it from then on
-        try:
+        try:  # noqa: SIM105 - contextlib.suppress would be one more import before the console starts
             print("cancelled by the caller", file=sys.stderr, flush=True)
         except (OSError, ValueError):
             pass

@@ -52,7 +52,7 @@ TARGET_CHECK_GUARD_S = 2.0  # one check_guard call on a correct guard, in a note
 
 def paired_ratios(a: list[float], b: list[float]) -> tuple[float, float, float] | None:
     """Median and range of the per-round ratios a[i] / b[i] (rounds interleaved, so each pair shared its load)."""
-    ratios = [x / y for x, y in zip(a, b) if y]
+    ratios = [x / y for x, y in zip(a, b, strict=False) if y]
     if not ratios:
         return None
     return statistics.median(ratios), min(ratios), max(ratios)
@@ -83,7 +83,8 @@ def _import_time(key: str, repeats: int) -> float | None:
         [
             sys.executable,
             "-c",
-            f"import json, importlib; m = importlib.import_module({IMPLS[key]!r}); print(json.dumps({{'imports': m.IMPORTS}}))",
+            f"import json, importlib; m = importlib.import_module({IMPLS[key]!r}); "
+            f"print(json.dumps({{'imports': m.IMPORTS}}))",
         ]
     )
     if "error" in imports:
@@ -120,7 +121,7 @@ def _machine() -> str:
         pass
     try:
         mem = (
-            int(next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal")).split()[1])
+            int(next(x for x in Path("/proc/meminfo").read_text().splitlines() if x.startswith("MemTotal")).split()[1])
             / 2**20
         )
         memory = f"{mem:.0f} GiB RAM"
@@ -219,7 +220,8 @@ def render(
         "transport and agent for every run (one scope per request, SPEC §3), and that cost is included. Each "
         "implementation runs in its own fresh process, every implementation once per round, rounds interleaved.",
         "",
-        "| implementation | style | CPU µs per run (median) | × bare, CPU, paired (range) | wall µs per run | × bare, wall, paired | peak memory per run (KiB) | × bare | import (ms) | × bare | process RSS (MiB) |",
+        "| implementation | style | CPU µs per run (median) | × bare, CPU, paired (range) | wall µs per run | × bare, "
+        "wall, paired | peak memory per run (KiB) | × bare | import (ms) | × bare | process RSS (MiB) |",
         "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key, row in rows.items():
@@ -239,14 +241,16 @@ def render(
     out += [
         "",
         "× bare: async rows against the async bare loop, sync rows against the sync bare loop, paired round "
-        "by round. Import time: the modules a user imports for that implementation, in a fresh process (median of 5, wall).",
+        "by round. Import time: the modules a user imports for that implementation, in a fresh process (median of 5, "
+        "wall).",
         "",
     ]
     out += [
         "## 2. The learner's paths (issue 13), paired in one process",
         "",
         "`python -m benchmarks.paired`: A and B alternate in blocks of the same number of calls "
-        f"({paired.get('rounds', 'n/a')} rounds); ratio = A/B per round in CPU time, median (range); µs per call are medians.",
+        f"({paired.get('rounds', 'n/a')} rounds); ratio = A/B per round in CPU time, median (range); µs per call are "
+        f"medians.",
         "",
         "| comparison | A | B | A/B, CPU (range) | A/B, wall | A CPU µs | B CPU µs | A wall µs | B wall µs |",
         "|---|---|---|---|---:|---:|---:|---:|---:|",
@@ -280,7 +284,8 @@ def render(
             "",
             f'Growth: {g["runs"]:,} sequential `await arun("complete")` in one task, nothing yielding between '
             f"them. Traced memory still held (after a full collection) — {held}. CPU µs per run (tracemalloc on, "
-            f"which slows every allocation): first tenth {g['first_tenth_us']:.0f}, last tenth {g['last_tenth_us']:.0f}.",
+            f"which slows every allocation): first tenth {g['first_tenth_us']:.0f}, last tenth "
+            f"{g['last_tenth_us']:.0f}.",
         ]
     out += [
         "",
@@ -302,11 +307,13 @@ def render(
             for clock, c in (("CPU", "cpu_"), ("wall", "")):
                 lo, hi = guard[f"{c}{prefix}_overhead_range"]
                 out.append(
-                    f"| {body} | {clock} | {guard[f'{c}{prefix}_guarded']:.2f} | {guard[f'{c}{prefix}_unguarded']:.2f} | "
+                    f"| {body} | {clock} | {guard[f'{c}{prefix}_guarded']:.2f} | "
+                    f"{guard[f'{c}{prefix}_unguarded']:.2f} | "
                     f"{guard[f'{c}{prefix}_overhead']:.2f} ({lo:.2f}–{hi:.2f}) |"
                 )
         out.append(
-            f"| sync, awaited inside a run (worker thread, SPEC §3.4) | CPU / wall | {guard['cpu_sync_in_loop']:.1f} / {guard['sync_in_loop']:.1f} | | |"
+            f"| sync, awaited inside a run (worker thread, SPEC §3.4) | CPU / wall | {guard['cpu_sync_in_loop']:.1f} "
+            f"/ {guard['sync_in_loop']:.1f} | | |"
         )
         out += [
             "",
@@ -332,7 +339,8 @@ def render(
             )
     if thr:
         out.append(
-            f"- One scope hammered by {thr['threads']} threads, {thr['calls']:,} guarded calls with a budget of exactly "
+            f"- One scope hammered by {thr['threads']} threads, {thr['calls']:,} guarded calls with a budget of "
+            f"exactly "
             f"that many: exact counts **{thr['exact']}** (every call admitted once, ToolCall counts 1..N in order, "
             f"one more call halts with ToolBudget), {thr['guarded_calls_per_s']:,.0f} guarded calls/s (wall time)."
         )
@@ -361,7 +369,8 @@ def render(
         m, f = cold["cpu_ratio_console_to_floor_with_a_model_range"], cold["cpu_ratio_console_to_floor_range"]
         out += [
             "",
-            f"Console / (floor + one model class), paired per round: {_range((cold['cpu_ratio_console_to_floor_with_a_model'], *m))} "
+            "Console / (floor + one model class), paired per round: "
+            f"{_range((cold['cpu_ratio_console_to_floor_with_a_model'], *m))} "
             f"in CPU time, {cold['wall_ratio_console_to_floor_with_a_model']:.2f}× in wall time. Console / "
             f"`import asyncio, pydantic`: {_range((cold['cpu_ratio_console_to_floor'], *f))} CPU, "
             f"{cold['wall_ratio_console_to_floor']:.2f}× wall. Console exit code {cold['console_exit_code']}. "
@@ -385,10 +394,13 @@ def render(
         )
         if "serial_s" in notebooks:
             out.append(
-                f"- `pytest --nbval` serially: **{notebooks['serial_s']:.1f} s** (exit {notebooks['serial_exit']}: {notebooks['serial_summary']})."
+                f"- `pytest --nbval` serially: **{notebooks['serial_s']:.1f} s** (exit {notebooks['serial_exit']}: "
+                f"{notebooks['serial_summary']})."
             )
             out.append(
-                f"- with pytest-xdist `-n {notebooks['workers']}` (`--dist loadfile`): **{notebooks['parallel_s']:.1f} s** (exit {notebooks['parallel_exit']}: {notebooks['parallel_summary']})."
+                f"- with pytest-xdist `-n {notebooks['workers']}` (`--dist loadfile`): "
+                f"**{notebooks['parallel_s']:.1f} s** (exit {notebooks['parallel_exit']}: "
+                f"{notebooks['parallel_summary']})."
             )
         else:
             out.append(f"- {notebooks.get('note')}")
@@ -483,7 +495,8 @@ def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
         )
     elif not peers:
         out.append(
-            f"- ≥ {TARGET_PEER_FACTOR:g}× faster than the fastest framework: not measured (peer frameworks not installed)."
+            f"- ≥ {TARGET_PEER_FACTOR:g}× faster than the fastest framework: not measured (peer frameworks not "
+            f"installed)."
         )
     if "cpu_async_overhead" in guard:
         worst_cpu = max(guard["cpu_async_overhead"], guard["cpu_sync_overhead"])
@@ -496,27 +509,33 @@ def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
     p = paired.get("sync_run")
     if p:
         out.append(
-            f"- sync `labkit.run` ≤ {TARGET_SYNC_RUN_RATIO:g}× `await arun()`: {_range((p['ratio'], *p['range']))} CPU, "
-            f"{p['wall_ratio']:.2f}× wall — {verdict(p['ratio'], p['wall_ratio'], lambda x: x <= TARGET_SYNC_RUN_RATIO)}."
+            f"- sync `labkit.run` ≤ {TARGET_SYNC_RUN_RATIO:g}× `await arun()`: {_range((p['ratio'], *p['range']))} "
+            f"CPU, "
+            f"{p['wall_ratio']:.2f}× wall — "
+            f"{verdict(p['ratio'], p['wall_ratio'], lambda x: x <= TARGET_SYNC_RUN_RATIO)}."
         )
     p = paired.get("sync_run_in_a_loop")
     if p:
         out.append(
-            f"- (no target) sync `labkit.run` inside a running loop, as in a notebook cell: {_range((p['ratio'], *p['range']))} "
+            "- (no target) sync `labkit.run` inside a running loop, as in a notebook cell: "
+            f"{_range((p['ratio'], *p['range']))} "
             f"`await arun()` in CPU time, {p['wall_ratio']:.2f}× wall."
         )
     p = paired.get("sync_body")
     if p:
         out.append(
             f"- sync body inside a run ≤ {TARGET_SYNC_BODY_US:g} µs per call: {p['a_cpu_us']:.0f} µs CPU, "
-            f"{p['a_wall_us']:.0f} µs wall — {verdict(p['a_cpu_us'], p['a_wall_us'], lambda x: x <= TARGET_SYNC_BODY_US)} "
+            f"{p['a_wall_us']:.0f} µs wall — "
+            f"{verdict(p['a_cpu_us'], p['a_wall_us'], lambda x: x <= TARGET_SYNC_BODY_US)} "
             "(stuck-body tests pass: tests/test_workers.py)."
         )
     p = paired.get("closure_tools")
     if p:
         out.append(
-            f"- closure-body tools ≤ {TARGET_CLOSURE_RATIO:g}× module-level bodies per run: {_range((p['ratio'], *p['range']))} CPU, "
-            f"{p['wall_ratio']:.2f}× wall — {verdict(p['ratio'], p['wall_ratio'], lambda x: x <= TARGET_CLOSURE_RATIO)}."
+            f"- closure-body tools ≤ {TARGET_CLOSURE_RATIO:g}× module-level bodies per run: "
+            f"{_range((p['ratio'], *p['range']))} CPU, "
+            f"{p['wall_ratio']:.2f}× wall — "
+            f"{verdict(p['ratio'], p['wall_ratio'], lambda x: x <= TARGET_CLOSURE_RATIO)}."
         )
     g = paired.get("growth")
     if g:
@@ -529,11 +548,15 @@ def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
     if "cpu_ratio_console_to_floor_with_a_model" in cold:
         c = (cold["cpu_ratio_console_to_floor_with_a_model"], *cold["cpu_ratio_console_to_floor_with_a_model_range"])
         w = cold["wall_ratio_console_to_floor_with_a_model"]
+        older = verdict(
+            cold["cpu_ratio_console_to_floor"], cold["wall_ratio_console_to_floor"], lambda x: x <= TARGET_COLD_RATIO
+        )
         out.append(
             f'- `labkit run complete` ≤ {TARGET_COLD_MODEL_RATIO:g}× "floor + one model class": {_range(c)} CPU, '
             f"{w:.2f}× wall — {verdict(c[0], w, lambda x: x <= TARGET_COLD_MODEL_RATIO)}. (The older target, "
             f"≤ {TARGET_COLD_RATIO:g}× `import asyncio, pydantic`: {cold['cpu_ratio_console_to_floor']:.2f}× CPU, "
-            f"{cold['wall_ratio_console_to_floor']:.2f}× wall — {verdict(cold['cpu_ratio_console_to_floor'], cold['wall_ratio_console_to_floor'], lambda x: x <= TARGET_COLD_RATIO)}: "
+            f"{cold['wall_ratio_console_to_floor']:.2f}× wall — "
+            f"{older}: "
             "the first pydantic model class alone costs about as much again as that floor.)"
         )
     if notebooks.get("parallel_s") is not None:

@@ -92,10 +92,10 @@ def measure(repeats: int = 15) -> dict[str, object]:
     result.update({f"{k}_cpu_ms": statistics.median(v) * 1e3 for k, v in cpu.items()})
     # paired: each round's console against the same round's floors (CPU time), median and range
     for floor in ("floor", "floor_with_a_model"):
-        ratios = [c / f for c, f in zip(cpu["console"], cpu[floor])]
+        ratios = [c / f for c, f in zip(cpu["console"], cpu[floor], strict=True)]
         result[f"cpu_ratio_console_to_{floor}"] = statistics.median(ratios)
         result[f"cpu_ratio_console_to_{floor}_range"] = [min(ratios), max(ratios)]
-        wall_ratios = [c / f for c, f in zip(samples["console"], samples[floor])]
+        wall_ratios = [c / f for c, f in zip(samples["console"], samples[floor], strict=True)]
         result[f"wall_ratio_console_to_{floor}"] = statistics.median(wall_ratios)
         result[f"wall_ratio_console_to_{floor}_range"] = [min(wall_ratios), max(wall_ratios)]
     result["console_exit_code"] = int(probe[0])

@@ -54,7 +54,7 @@ def _paired(rounds: list[tuple[tuple[float, float], tuple[float, float]]], prefi
     for index, clock in ((0, ""), (1, "cpu_")):
         guarded = [g[index] for g, _ in rounds]
         unguarded = [u[index] for _, u in rounds]
-        overhead = [g - u for g, u in zip(guarded, unguarded)]
+        overhead = [g - u for g, u in zip(guarded, unguarded, strict=True)]
         out[f"{clock}{prefix}_guarded"] = statistics.median(guarded)
         out[f"{clock}{prefix}_unguarded"] = statistics.median(unguarded)
         out[f"{clock}{prefix}_overhead"] = statistics.median(overhead)

@@ -23,13 +23,11 @@ prediction helpers (:mod:`labkit.teaching.predict`) and ``progress()``
 (:mod:`labkit.teaching.progress`) are loaded on first use
 of their names, so ``import labkit`` and the console's scripted runs do not
 pay for them.
-
-The flat paths of earlier versions (``labkit.scope``, ``labkit.charts``,
-``labkit.capstone``...) still import, as the same modules (:mod:`labkit._moved`).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .core.errors import (
     CapabilitiesError,
     ConfigurationError,
@@ -54,18 +52,7 @@ from .core.events import ControlEvent, EventKind, StopReason
 from .core.limits import Limits
 from .core.scope import CancelToken, ExecutionScope, GuardedTool, Usage
 from .core.signature import canonical, signature
-from .transports.chat import (
-    ChatChunk,
-    ChatRequest,
-    CountingClient,
-    Message,
-    Role,
-    ToolCall,
-    ToolSpec,
-    Transport,
-    assemble,
-)
-from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
+from .loops import runner as _runner
 from .loops.agents import HarnessAgent, HarnessCapabilities, Middleware, SimpleAgent, ToolInvocation, observe_middleware
 from .loops.outcome import (
     EXIT_CANCELLED,
@@ -80,16 +67,34 @@ from .loops.outcome import (
 from .loops.review import ReviewTask
 from .loops.runner import Setup, arun, prepare, run, run_agent, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, Tool, get_scenario, load_scenario, scenario
-from . import _moved
+from .transports.chat import (
+    ChatChunk,
+    ChatRequest,
+    CountingClient,
+    Message,
+    Role,
+    ToolCall,
+    ToolSpec,
+    Transport,
+    assemble,
+)
+from .transports.scripted import Call, Fail, Hang, Reply, Say, ScriptedTransport
 
-_moved.install()  # the old flat module paths: after the imports above, before any old-path import
+
+def _make_foreign_agent(*args: Any, **kwargs: Any) -> Any:
+    """:func:`labkit.adapters.make_agent`, imported on the first foreign run (the runner cannot import upward)."""
+    from .adapters import make_agent
+
+    return make_agent(*args, **kwargs)
+
+
+_runner._make_foreign_agent = _make_foreign_agent  # the one place above both the loops and the adapters
 
 if TYPE_CHECKING:
-    from .transports.live import LiveProfile, LiveTransport
     from .teaching.predict import Check, Checks, Comparison, Mystery, check, compare, mysteries, mystery
     from .teaching.progress import progress
+    from .transports.live import LiveProfile, LiveTransport
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "LiveProfile": "transports.live",
@@ -110,8 +115,7 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "teaching" or name in _moved.MOVED:
-        # a submodule by its name (labkit.teaching) or its old flat name (labkit.scope), as after its import
+    if name == "teaching":  # the subpackage by its name, as after its import
         return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:

@@ -15,8 +15,8 @@ tables with the rules that keep a proposal immutable and a decision final.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .core.errors import ConfigurationError, MissingExtraError

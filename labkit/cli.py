@@ -48,6 +48,7 @@ character the output encoding cannot take is written as a backslash escape
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -57,13 +58,13 @@ from typing import IO, Any, NoReturn
 
 from pydantic import ValidationError
 
-from . import __version__
-from .transports.chat import Transport
+from ._version import __version__
 from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, get_scenario
+from .transports.chat import Transport
 
 EXIT_FRAMEWORK = 70
 """Console exit code when a ``--runtime`` framework's loop ended on an error of its own (one line on stderr)."""
@@ -106,7 +107,7 @@ class _Output:
             return
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, sys.stdout.fileno())  # type: ignore[union-attr]  # None: the AttributeError below
             os.close(devnull)
         except (AttributeError, OSError, ValueError):  # no real file descriptor (e.g. a captured stream)
             pass
@@ -124,10 +125,8 @@ def _write(text: str, stream: IO[str] | None) -> None:
 
 def _error(text: str) -> None:
     """One line on stderr; a stderr that cannot take it is left alone (the exit code still tells)."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         _write(text, sys.stderr)
-    except (OSError, ValueError):
-        pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -138,8 +137,8 @@ class _Parser(argparse.ArgumentParser):
     ``--version`` go through :class:`_Output`, like the rest of the output.
     """
 
-    def __init__(self, *args: Any, output: _Output, **kwargs: Any) -> None:
-        super().__init__(*args, allow_abbrev=False, **kwargs)  # `--dead 1` is not `--deadline-s 1`
+    def __init__(self, *, output: _Output, **kwargs: Any) -> None:
+        super().__init__(allow_abbrev=False, **kwargs)  # `--dead 1` is not `--deadline-s 1`
         self.output = output
         self.commands: dict[str, _Parser] = {}
 
@@ -153,7 +152,7 @@ class _Parser(argparse.ArgumentParser):
             message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
         raise _UsageError(f"{self.prog}: {message}")
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: Any = None) -> None:
         if message:
             self.output.write(message.rstrip("\n"))
 
@@ -167,7 +166,11 @@ def _unknown_arguments(parser: _Parser, argv: Sequence[str], unknown: Sequence[s
         words = ", ".join(repr(word) for word in unknown)
         return f"{prog}: unexpected argument{'s' if len(unknown) > 1 else ''} {words}"
     flags = sub.flags if sub is not None else []
-    valid = f"valid flags for {sub.prog}: {', '.join(flags)}" if flags else f"{command or 'labkit'} takes no flags"
+    valid = (
+        f"valid flags for {sub.prog}: {', '.join(flags)}"
+        if sub is not None and flags
+        else f"{command or 'labkit'} takes no flags"
+    )
     return f"{prog}: unrecognized arguments: {' '.join(unknown)}; {valid}"
 
 

@@ -55,7 +55,7 @@ def allowed(requirement: str) -> list[str]:
     out = subprocess.run(
         [sys.executable, "-m", "pip", "index", "versions", name], capture_output=True, text=True, check=True
     ).stdout
-    line = next(l for l in out.splitlines() if l.startswith("Available versions:"))
+    line = next(x for x in out.splitlines() if x.startswith("Available versions:"))
     versions = [v.strip() for v in line.split(":", 1)[1].split(",")]
     inside = [v for v in versions if v in SpecifierSet(spec)]
     return sorted(inside, key=_key)
@@ -78,7 +78,7 @@ def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[
             [*pip, str(source), *TOOLS, f"{distribution}=={version}"], capture_output=True, text=True
         )
         if installed.returncode != 0:
-            error = [l for l in installed.stderr.splitlines() if l.startswith("ERROR")] or ["pip failed"]
+            error = [x for x in installed.stderr.splitlines() if x.startswith("ERROR")] or ["pip failed"]
             return False, f"could not install: {error[0]}"
         environment = {**os.environ, "LABKIT_PARITY_EXAMPLES": os.environ.get("LABKIT_PARITY_EXAMPLES", "100")}
         result = subprocess.run(
@@ -90,7 +90,7 @@ def run_one(runtime: str, distribution: str, version: str, keep: bool) -> tuple[
         )
         last = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
         if result.returncode != 0:
-            failure = next((l for l in result.stdout.splitlines() if l.startswith("FAILED")), "")
+            failure = next((x for x in result.stdout.splitlines() if x.startswith("FAILED")), "")
             last = f"{last} {failure}".strip()
         return result.returncode == 0, last
     except subprocess.CalledProcessError as exc:

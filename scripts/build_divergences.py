@@ -35,7 +35,7 @@ def member_docs(class_name: str) -> list[tuple[str, str]]:
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     out: list[tuple[str, str]] = []
     body = node.body
-    for item, following in zip(body, [*body[1:], None]):
+    for item, following in zip(body, [*body[1:], None], strict=True):
         if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant):
             doc = (
                 following.value.value

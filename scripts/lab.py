@@ -292,9 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "update":
         print(report(update(root)))
         return 0
-    if extra:
-        if args.action != "serve":
-            parser.error(f"unrecognised arguments: {' '.join(extra)}")
+    if extra and args.action != "serve":
+        parser.error(f"unrecognised arguments: {' '.join(extra)}")
     if args.action == "prepare":
         print(report(prepare(root)))
         return 0

@@ -73,8 +73,43 @@ STATUSES = (
 )
 OBJECTIVES = re.compile(r"^\*\*What you will (?:be able to do|learn)\*\*", re.M)
 STOPWORDS = frozenset(
-    "this that with from then when what which only they their there have been were will does each into "
-    "than also your more once every some other same here even model call calls ticket review".split()
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "then",
+        "when",
+        "what",
+        "which",
+        "only",
+        "they",
+        "their",
+        "there",
+        "have",
+        "been",
+        "were",
+        "will",
+        "does",
+        "each",
+        "into",
+        "than",
+        "also",
+        "your",
+        "more",
+        "once",
+        "every",
+        "some",
+        "other",
+        "same",
+        "here",
+        "even",
+        "model",
+        "call",
+        "calls",
+        "ticket",
+        "review",
+    ]
 )
 CALL = re.compile(r"\b([a-z_]+)\(\s*(?:input\s*=\s*)?(-?\d+(?:\.\d+)?)\s*\)")
 CALL_CODE = re.compile(r"Call\(\s*[\"'](\w+)[\"']\s*,\s*\{[^}]*?:\s*(-?\d+(?:\.\d+)?)\s*\}")
@@ -246,7 +281,7 @@ def section(cells: list[nbformat.NotebookNode], index: int) -> list[tuple[nbform
     return [(cells[at], cells[at].source[offset:] if at == start else cells[at].source) for at in range(start, index)]
 
 
-def _lookups(item: "Prediction", cells: list[nbformat.NotebookNode], index: int, goals: list[str]) -> list[str]:
+def _lookups(item: Prediction, cells: list[nbformat.NotebookNode], index: int, goals: list[str]) -> list[str]:
     problems = []
     words = _value_words(item.values)
     statuses = _statuses(item.values)
@@ -257,7 +292,7 @@ def _lookups(item: "Prediction", cells: list[nbformat.NotebookNode], index: int,
             what = f"{', '.join(given)}" if given else f"its reason ({', '.join(sorted(shared))})"
             problems.append(f"looks up: the objectives give {what}: {_normal(goal)[:80]!r}")
             break
-    for at, offset, heading in _section_headings(cells, index):
+    for _at, _offset, heading in _section_headings(cells, index):
         shared = item.reason & content_words(heading)
         given = [w for w in statuses if _holds(heading, w)]
         if given or len(shared) >= 2:

@@ -33,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from dialects import Dialect
+
 from labkit import ChatRequest, Message, ProviderUnavailable, ScriptedTransport, ToolCall, ToolSpec
 from labkit.transports.scripted import Script
 

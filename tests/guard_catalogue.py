@@ -179,7 +179,7 @@ class GlobalCount(GuardBase):
     def admit(self, call, body):
         global _COUNT
         with self.lock:
-            if _COUNT >= self.tool_calls:
+            if self.tool_calls <= _COUNT:
                 return "ToolBudget"
             _COUNT += 1
         return body()

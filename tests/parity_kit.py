@@ -140,9 +140,8 @@ def observe(steps: Sequence[Any], limits: dict[str, int], loop: str, stream: boo
     try:
         outcome = labkit.run(setup)
     except Exception as exc:  # what escaped labkit.run: a divergence by itself (RAISED)
-        return {
-            Observable.RAISED: f"{type(exc).__module__}.{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
-        }
+        first_line = (str(exc).splitlines() or [""])[0][:300]
+        return {Observable.RAISED: f"{type(exc).__module__}.{type(exc).__name__}: {first_line}"}
     requests = setup.transport.requests
     results: dict[str, list[str | None]] = {}
     for m in outcome.transcript:

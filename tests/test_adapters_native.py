@@ -167,7 +167,7 @@ async def langgraph_alone(steps: Any, recursion_limit: int) -> Native:
         def _llm_type(self) -> str:
             return "scripted"
 
-        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:
             return self
 
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support import asynctest, review_agent, tool_results, triples
 
 from labkit import (
     Call,
@@ -22,8 +23,6 @@ from labkit import (
     observe_middleware,
     run_agent,
 )
-
-from support import asynctest, review_agent, tool_results, triples
 
 BOTH = pytest.mark.parametrize("agent", ["simple", "harness"])
 

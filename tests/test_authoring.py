@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import labkit
-from labkit import Call, Reply, RunStatus, Tool, UserError
-from labkit.loops.scenarios import REVIEW_TOOLS
+from labkit import Call, Reply, Tool, UserError
 from labkit.cli import main
+from labkit.loops.scenarios import REVIEW_TOOLS
 
 HERE = Path(__file__).parent
 ADDER_FILE = HERE / "scenarios" / "adder.py"

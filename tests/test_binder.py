@@ -85,7 +85,7 @@ def test_pins_cover_the_lab_extra_within_its_bounds():
 def test_pins_match_the_tested_versions():
     """The versions Binder installs are the ones this test environment runs with (shared packages)."""
     installed = {}
-    for name, version in pins().items():
+    for name in pins():
         try:
             installed[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

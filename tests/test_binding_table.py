@@ -66,9 +66,9 @@ class Owner(BaseModel):
 
 class Order(BaseModel):
     lines: list[Money]
-    owner: Optional[Owner] = None
+    owner: Owner | None = None
     tags: frozenset[int] = frozenset()
-    item: Optional[Item] = None
+    item: Item | None = None
 
 
 INTS = st.integers(min_value=-(10**30), max_value=10**30)
@@ -112,8 +112,8 @@ TABLE = {
             item=st.none() | ITEM,
         ),
     ),
-    "Optional": Row(Optional[Decimal], st.none() | DECIMALS),
-    "Union": Row(Union[int, str, list[float]], INTS | TEXT | st.lists(FLOATS, max_size=3)),
+    "Optional": Row(Optional[Decimal], st.none() | DECIMALS),  # noqa: UP045 - the typing form is the row
+    "Union": Row(Union[int, str, list[float]], INTS | TEXT | st.lists(FLOATS, max_size=3)),  # noqa: UP007 - idem
     "Annotated": Row(
         Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=4)],
         st.decimals(min_value=0, max_value=10**7, places=4, allow_nan=False, allow_infinity=False),

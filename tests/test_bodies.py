@@ -479,7 +479,7 @@ from typing import Annotated, Literal, Optional, Union  # noqa: E402
 from pydantic import Field, PositiveInt  # noqa: E402
 
 _WRAPPERS: dict[str, tuple[Any, Any]] = {  # name: (wrap the annotation, wrap a JSON value to match)
-    "Optional": (lambda t: Optional[t], lambda v: v),  # noqa: UP007
+    "Optional": (lambda t: Optional[t], lambda v: v),  # noqa: UP045
     "Union[str, _]": (lambda t: Union[str, t], lambda v: v),  # noqa: UP007
     "_ | None": (lambda t: t | None, lambda v: v),
     "Annotated": (lambda t: Annotated[t, Field(description="n")], lambda v: v),
@@ -557,7 +557,7 @@ def test_a_bool_accepts_only_true_and_false_at_any_depth(name: str, annotation: 
 
 
 def test_true_and_1_for_an_optional_int_are_not_one_signature() -> None:
-    def body(n: Optional[int]) -> str:  # noqa: UP007
+    def body(n: int | None) -> str:  # noqa: UP007
         return "ok"
 
     tool = ExecutionScope(Limits(), {CAP}).tool("t", CAP, body)

@@ -185,7 +185,8 @@ ALL_CELLS_RAN = """() => {
   const panel = window.jupyterapp.shell.currentWidget;
   const kernel = panel.sessionContext.session.kernel;
   return kernel.status === 'idle' && panel.content.widgets.every(
-    cell => cell.model.type !== 'code' || (cell.model.executionCount !== null && cell.promptNode.textContent.indexOf('*') < 0));
+    cell => cell.model.type !== 'code'
+      || (cell.model.executionCount !== null && cell.promptNode.textContent.indexOf('*') < 0));
 }"""
 
 

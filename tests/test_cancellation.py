@@ -11,6 +11,7 @@ deadline, never by asserting durations.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,8 +24,8 @@ from typing import Any
 
 import pytest
 from reliability_kit import CAP, build, ev, go, results, tool_round
-
 from support import sigint_as_in_a_terminal
+
 from labkit import (
     Call,
     CancelToken,
@@ -274,10 +275,8 @@ def test_the_deadline_does_not_wait_for_an_async_body_whose_cleanup_ignores_canc
             await asyncio.sleep(30)
         finally:
             while not release.is_set():  # a cleanup that ignores every cancellation
-                try:
+                with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.sleep(0.005)
-                except asyncio.CancelledError:
-                    pass
             cleaned.append("done")
         return "LATE RESULT" if swallow else "unreachable"
 
@@ -340,10 +339,8 @@ def test_a_halt_does_not_wait_for_a_concurrent_sibling_whose_cleanup_ignores_can
             await asyncio.sleep(30)
         finally:
             while not release.is_set():
-                try:
+                with contextlib.suppress(asyncio.CancelledError):
                     await asyncio.sleep(0.005)
-                except asyncio.CancelledError:
-                    pass
         return "late"
 
     async def forbidden(n: int) -> str:

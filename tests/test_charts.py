@@ -13,12 +13,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
+from support import SPEC_TABLE  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Limits, RunStatus, UserError  # noqa: E402
 from labkit.teaching.charts import LANES, counters_chart, counters_data, timeline_chart, timeline_data  # noqa: E402
-
-from support import SPEC_TABLE  # noqa: E402
 
 NOT_DECIDED_BY_A_RULE = {RunStatus.COMPLETED, RunStatus.INCOMPLETE, RunStatus.PROVIDER_UNAVAILABLE}
 RUNS = [(scenario, agent) for scenario in SPEC_TABLE for agent in ("simple", "harness")]

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from support import asynctest, triples
 
 import labkit
 from labkit import (
@@ -23,8 +24,6 @@ from labkit import (
     ToolCall,
     assemble,
 )
-
-from support import asynctest, triples
 
 REQUEST = ChatRequest(messages=(Message.user("hi"),))
 

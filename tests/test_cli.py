@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import SPEC_TABLE, sigint_as_in_a_terminal
 
 import labkit
 from labkit import EXIT_CANCELLED, EXIT_OUTPUT, EXIT_USAGE, SCENARIOS, Limits, prepare
 from labkit.cli import main
-
-from support import SPEC_TABLE, sigint_as_in_a_terminal
 
 AGENTS = {"harness": [], "simple": ["--simple"]}
 LABKIT = str(Path(sys.executable).with_name("labkit"))  # the installed command (its real entry point)

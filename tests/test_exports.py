@@ -98,7 +98,7 @@ HEAVY = ("pandas", "matplotlib", "ipywidgets", "IPython", "ipykernel", "jupyter"
 
 
 def test_all_is_pinned() -> None:
-    assert EXPECTED_ALL == sorted(EXPECTED_ALL)
+    assert sorted(EXPECTED_ALL) == EXPECTED_ALL
     assert sorted(labkit.__all__) == EXPECTED_ALL
     assert len(set(labkit.__all__)) == len(labkit.__all__)
 

@@ -9,13 +9,12 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from support import SPEC_TABLE, triples  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E402
 from labkit.teaching.charts import counters_chart  # noqa: E402
 from labkit.teaching.frames import WITHHELD, counters_frame, events_frame, outcomes_frame  # noqa: E402
-
-from support import SPEC_TABLE, triples  # noqa: E402
 
 
 @pytest.fixture(scope="module")

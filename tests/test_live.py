@@ -224,7 +224,8 @@ def test_a_listening_socket_that_never_answers_is_up_but_silent_too(capsys, tmp_
         listener.listen(8)
         profile = tmp_path / "silent.toml"
         profile.write_text(
-            f'base_url = "http://127.0.0.1:{listener.getsockname()[1]}/v1"\nmodel = "m"\ntimeout_s = 0.3\nmax_retries = 0\n'
+            f'base_url = "http://127.0.0.1:{listener.getsockname()[1]}/v1"\n'
+            'model = "m"\ntimeout_s = 0.3\nmax_retries = 0\n'
         )
         code = main(["run", "complete", "--live", "--profile", str(profile)])
     assert code == 2  # ProviderUnavailable: a controlled stop, not a configuration error
@@ -400,9 +401,11 @@ _NAMELESS_CALL = {"id": "x", "type": "function", "function": {"arguments": "{}"}
     ids=["not-json", "no-choices", "call-without-name"],
 )
 def test_a_malformed_answer_is_a_provider_response_error(payload, detail, stream):
-    with FakeOpenAIServer(reply=lambda body: (200, payload)) as server:
-        with pytest.raises(ProviderResponseError, match=detail) as info:
-            labkit.run("complete", transport=_transport(server.base_url), stream=stream)
+    with (
+        FakeOpenAIServer(reply=lambda body: (200, payload)) as server,
+        pytest.raises(ProviderResponseError, match=detail) as info,
+    ):
+        labkit.run("complete", transport=_transport(server.base_url), stream=stream)
     assert server.base_url in str(info.value)
 
 
@@ -421,16 +424,20 @@ def test_a_streamed_tool_call_without_a_name_is_a_provider_response_error():
         ],
     }
     stream = b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n"
-    with FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server:
-        with pytest.raises(ProviderResponseError, match="streamed tool call 0 has no function name"):
-            labkit.run("complete", transport=_transport(server.base_url), stream=True)
+    with (
+        FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server,
+        pytest.raises(ProviderResponseError, match="streamed tool call 0 has no function name"),
+    ):
+        labkit.run("complete", transport=_transport(server.base_url), stream=True)
 
 
 def test_an_error_event_in_a_stream_is_a_provider_response_error():
     stream = b'data: {"error": {"message": "model crashed", "type": "server_error"}}\n\n'
-    with FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server:
-        with pytest.raises(ProviderResponseError, match="model crashed") as info:
-            labkit.run("complete", transport=_transport(server.base_url), stream=True)
+    with (
+        FakeOpenAIServer(reply=lambda body: (200, stream, "text/event-stream")) as server,
+        pytest.raises(ProviderResponseError, match="model crashed") as info,
+    ):
+        labkit.run("complete", transport=_transport(server.base_url), stream=True)
     assert server.base_url in str(info.value)
 
 
@@ -630,9 +637,11 @@ HINTS_400 = {  # what real servers say (vLLM, LiteLLM's proxy, llama-server), an
 @pytest.mark.parametrize("case", list(HINTS_400))
 def test_a_400s_hint_fits_its_message(case):
     said, hint = HINTS_400[case]
-    with FakeOpenAIServer(reply=lambda body: (400, {"error": {"message": said, "type": "BadRequestError"}})) as server:
-        with pytest.raises(ConfigurationError) as info:
-            labkit.run("complete", transport=_transport(server.base_url))
+    with (
+        FakeOpenAIServer(reply=lambda body: (400, {"error": {"message": said, "type": "BadRequestError"}})) as server,
+        pytest.raises(ConfigurationError) as info,
+    ):
+        labkit.run("complete", transport=_transport(server.base_url))
     message = str(info.value)
     assert f"(HTTP 400: {said})" in message and hint in message
     others = {h for _, h in HINTS_400.values()} - {hint}

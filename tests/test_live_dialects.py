@@ -42,9 +42,9 @@ from labkit import (
     SimpleAgent,
 )
 from labkit.cli import main
-from labkit.transports.live import StreamedCalls, normalize_arguments
 from labkit.core._sync import run_sync
 from labkit.loops.runner import run_agent
+from labkit.transports.live import StreamedCalls, normalize_arguments
 
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
 

@@ -12,11 +12,10 @@ import pytest
 pytest.importorskip("openai")
 
 from fake_openai_server import FakeOpenAIServer
+from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 import labkit
 from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus
-
-from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 
 def test_the_table_covers_every_scenario():

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 
+import parity_kit as kit
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import parity_kit as kit
 from labkit.adapters import RUNTIMES
 from labkit.adapters.divergences import DIVERGENCES, Observable
 

@@ -8,12 +8,13 @@ guard protocol of SPEC §3, not against timings: speed lives in ``benchmarks/``.
 from __future__ import annotations
 
 import asyncio
-import importlib
+import dataclasses
 import json
 import threading
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import labkit
 from labkit import ControlEvent, EventKind, ExecutionScope, Limits, RunStatus, StopReason
@@ -169,7 +170,7 @@ def test_events_stay_frozen_and_serialise_as_before() -> None:
     outcome = _run("repeat", "harness").outcome  # type: ignore[attr-defined]
     dumped = [e.model_dump(mode="json") for e in outcome.events]
     assert dumped[-1] == {"kind": "RepeatedCall", "name": "read_ticket", "count": 1}
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):  # a frozen model
         outcome.events[0].count = 99  # type: ignore[misc]
     assert json.loads(outcome.model_dump_json())["status"] == "RepeatedCall"
 
@@ -254,45 +255,6 @@ def test_a_tool_of_a_finished_scope_still_refuses_every_call() -> None:
     assert scope.events == ()
 
 
-@pytest.mark.parametrize(
-    "arguments",
-    [
-        {"input": 42},
-        {"input": 0},
-        {"input": -7, "b": True, "a": None, "c": False},
-        {"input": 10},
-        {"input": -10},
-        {"input": 420},
-        {"input": 10**15 - 1},
-        {"input": 10**15},
-        {"input": -(10**15) + 1},
-        {"input": 2**53 + 1},
-        {"text": 'quote " backslash \\ tab \t newline \n é 日本 \u2028'},
-        {"zeta": 1, "Alpha": 2, "alpha": 3, "é": 4, "": 5},
-        {"x": 4.2e1, "y": 42.0},
-        {"nested": {"b": 1, "a": [1, 2.0, "3"]}},
-        {},
-    ],
-)
-def test_the_fast_dispatch_gives_the_generic_canonical_text(arguments: dict) -> None:
-    sig = importlib.import_module("labkit.core.signature")  # the module (labkit.signature is the function)
-
-    def generic(value: object) -> str:
-        if isinstance(value, dict):
-            items = sorted(value.items())
-            return "{" + ",".join(sig._dumps_str(k) + ":" + generic(v) for k, v in items) + "}"
-        if isinstance(value, (list, tuple)):
-            return "[" + ",".join(map(generic, value)) + "]"
-        if value is None or isinstance(value, bool):
-            return {None: "null", True: "true", False: "false"}[value]
-        if isinstance(value, str):
-            return sig._dumps_str(value)
-        return sig._number(value)
-
-    assert sig.canonical(arguments) == generic(arguments)
-    assert labkit.signature("t", arguments) == "t:" + generic(arguments)
-
-
 def test_equal_numbers_still_give_one_signature() -> None:
     assert labkit.signature("t", {"input": 42}) == labkit.signature("t", {"input": 42.0})
     assert labkit.signature("t", {"input": 420}) == labkit.signature("t", {"input": 4.2e2})
@@ -373,7 +335,7 @@ def test_the_guard_signature_equals_the_signature_of_the_dumped_arguments(argume
 
 
 def test_recorded_events_equal_fresh_ones_at_any_count() -> None:
-    from labkit import scope as scope_module
+    from labkit.core import scope as scope_module
 
     for kind in (EventKind.TOOL_CALL, EventKind.MIDDLEWARE):
         for count in (1, 2, 10**6):
@@ -442,7 +404,7 @@ def test_an_outcome_is_a_validated_frozen_run_outcome() -> None:
     assert type(outcome) is labkit.RunOutcome
     assert outcome.model_fields_set == set(labkit.RunOutcome.model_fields)
     assert isinstance(outcome.usage, labkit.Usage) and isinstance(outcome.transcript, tuple)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):  # a frozen model
         outcome.text = "x"  # type: ignore[misc]
 
 
@@ -531,7 +493,7 @@ def test_a_call_encodes_its_arguments_once_and_stays_an_equal_value() -> None:
     assert call.text() is call.text()
     assert call == Call("read_ticket", {"input": 42, "note": "é"})  # the kept text is not compared
     assert "_text" not in repr(call)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         call.name = "other"  # type: ignore[misc]  # still frozen
     with pytest.raises(TypeError):
         Call("t", {"x": {1, 2}}).text()  # not JSON: still refused when the model would send it

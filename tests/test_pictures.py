@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from support import SPEC_TABLE  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Call, Limits, Role, RunStatus, ScriptedTransport  # noqa: E402
@@ -26,8 +27,6 @@ from labkit.teaching.frames import (  # noqa: E402
     outcomes_frame,
     requests_frame,
 )
-
-from support import SPEC_TABLE  # noqa: E402
 
 AGENTS = ("simple", "harness")
 READ = Call("read_ticket", {"input": 42})

@@ -121,7 +121,8 @@ def test_guard_order_feedback_only_when_two_rules_refuse_the_same_call():
     feedback = labkit.check(outcome, status="RepeatedCall", tool_calls=4).feedback
     assert feedback[0].startswith("think: you said RepeatedCall, but the tool budget decided")
     assert any(
-        "repetition rule would also have refused that call" in l and "asks the tool budget first" in l for l in feedback
+        "repetition rule would also have refused that call" in line and "asks the tool budget first" in line
+        for line in feedback
     )
 
 

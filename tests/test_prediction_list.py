@@ -252,7 +252,8 @@ def test_the_same_case_as_an_earlier_prediction_or_folded_answer_breaks_the_rule
             predict('my_status = "ToolBudget"   # 4 attempts admitted, the 5th refused\nmy_tool_calls = 4'),
             check(),
             md(
-                "## Predict: elsewhere\n\nA model that asks for `read_ticket(1)`, then `read_ticket(2)`, in another loop."
+                "## Predict: elsewhere\n\nA model that asks for `read_ticket(1)`, then `read_ticket(2)`, in another "
+                "loop."
             ),
             code("other_loop = True"),
             predict('my_status = "ToolBudget"\nmy_tool_calls = 4'),

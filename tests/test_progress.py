@@ -261,9 +261,9 @@ def _notebook(folder: Path, cells: list[dict]) -> Path:
 def test_check_guard_records_the_learners_guard_not_the_chapters_demo(
     here: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from labkit.teaching.capstone import check_guard
-
     from guard_catalogue import CheckOutsideLock, Reference
+
+    from labkit.teaching.capstone import check_guard
 
     notebook = _notebook(
         here,
@@ -351,7 +351,10 @@ def test_importing_labkit_does_not_import_the_progress_module() -> None:
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"
     )
-    code = "import sys, labkit; p = labkit.progress; print(p.__module__, 'pandas' in sys.modules, 'IPython' in sys.modules)"
+    code = (
+        "import sys, labkit; p = labkit.progress; "
+        "print(p.__module__, 'pandas' in sys.modules, 'IPython' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["labkit.teaching.progress", "False", "False"]
 

@@ -46,7 +46,8 @@ pytestmark = pytest.mark.real_server
 BUILD = find_build()
 if BUILD is None:
     pytest.skip(
-        "the real servers are not built: run `make real-server` once (10 to 30 minutes on 2 cores; cached outside the repository)",
+        "the real servers are not built: run `make real-server` once (10 to 30 minutes on 2 cores; cached outside the "
+        "repository)",
         allow_module_level=True,
     )
 

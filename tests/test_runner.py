@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from support import FakeClock, asynctest, review_agent, tool_results, triples
 
 import labkit
 from labkit import (
@@ -31,8 +32,6 @@ from labkit import (
     prepare,
     run_agent,
 )
-
-from support import FakeClock, asynctest, review_agent, tool_results, triples
 
 PROMPT = "Please review ticket 42."
 WELL_BEHAVED = [Call("read_ticket", {"input": 42}), Call("finish_review", {"input": 42}), "Review finished."]

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support import SPEC_TABLE, triples
 
 import labkit
 from labkit import SCENARIOS, RunOutcome, RunStatus
-
-from support import SPEC_TABLE, triples
 
 AGENTS = ("simple", "harness")
 M, MW, T = "ModelCall", "Middleware", "ToolCall"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import labkit
-
 import pytest
+from support import FakeClock, asynctest, tool_results, triples
 
+import labkit
 from labkit import (
     Call,
     CancelToken,
@@ -29,8 +29,6 @@ from labkit import (
     signature,
 )
 from labkit.core.scope import GUARD_RULES
-
-from support import FakeClock, asynctest, tool_results, triples
 
 GRANTED = "lab.read"
 NOT_GRANTED = "lab.write"

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from support import asynctest
 
 from labkit import (
     Call,
@@ -20,8 +21,6 @@ from labkit import (
     Transport,
     assemble,
 )
-
-from support import asynctest
 
 REQUEST = ChatRequest(messages=(Message.user("hi"),))
 STREAM = REQUEST.model_copy(update={"stream": True})

@@ -7,10 +7,9 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import triples
 
 from labkit import ExecutionScope, Limits, RunHalted, StopReason, canonical, signature
-
-from support import triples
 
 
 @pytest.mark.parametrize("text", ["42", "42.0", "4.2e1", "420e-1", "4.20E+1"])

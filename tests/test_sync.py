@@ -12,8 +12,8 @@ import textwrap
 import threading
 
 import pytest
-
 from support import sigint_as_in_a_terminal
+
 import labkit
 from labkit import RunStatus, run_sync
 

@@ -152,7 +152,7 @@ def test_the_stored_traceback_is_the_one_line_the_learner_saw(shell, tmp_path, c
     nbformat.write(nb, path)
     script.shorten_tracebacks(path)
     stored = [cell.outputs[0] for cell in nbformat.read(path, as_version=4).cells]
-    for output, sent in zip(stored, (short_output, long_output)):
+    for output, sent in zip(stored, (short_output, long_output), strict=True):
         assert (output.ename, output.evalue) == (sent["ename"], sent["evalue"])  # what nbval compares: unchanged
         assert len(output.traceback) == 1 and "\n" not in output.traceback[0]
     assert stored[0].traceback == short_output["traceback"]  # the shown line is kept as it is

@@ -2,11 +2,11 @@
 
 import sqlite3
 
-import labkit
-from labkit.teaching.charts import counters_chart
 import pytest
 
+import labkit
 from labkit.durable import DecisionStore, durable_comment_tool
+from labkit.teaching.charts import counters_chart
 from labkit.teaching.frames import OPERATION_COLUMNS, canonical_frame, events_frame, operations_frame
 
 

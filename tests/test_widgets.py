@@ -13,13 +13,11 @@ import subprocess
 import sys
 
 import pytest
+from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 import labkit
-
 from labkit import SCENARIOS, Limits, RunStatus, UnknownScenarioError, UserError
 from labkit.teaching.widgets import Explorer, Prediction, explorer, predict
-
-from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
 
 SMALL_DEADLINE_S = 0.1  # the slider's minimum: the deadline scenario waits this long, no more
 

@@ -274,7 +274,10 @@ def test_a_rebuild_copies_a_workbook_chapter_holding_saved_work_into_the_learner
 
 
 def test_the_appendix_is_in_both_editions_and_its_live_cells_compare_no_output():
-    """Appendix A: outside the chapters' numbering, listed on both contents pages; what a server says is not compared."""
+    """Appendix A: outside the chapters' numbering, listed on both contents pages.
+
+    What a server says is not compared.
+    """
     appendices = sorted((ROOT / "notebooks").glob("appendix_*.ipynb"))
     assert [p.name for p in appendices] == ["appendix_a_real_model.ipynb"]
     assert [p.name for p in sorted((ROOT / "workbook").glob("appendix_*.ipynb"))] == [p.name for p in appendices]

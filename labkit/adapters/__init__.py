@@ -51,8 +51,6 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..loops.agents import _as_text, _own_cancellation, _safe_str
-from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
 from ..core.errors import (
     DuplicateToolError,
     FrameworkError,
@@ -63,9 +61,14 @@ from ..core.errors import (
     UserError,
 )
 from ..core.scope import ExecutionScope, GuardedTool
+from ..loops.agents import _as_text, _own_cancellation, _safe_str
+from ..loops.running import register_agent_type
+from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
 
 _NOT_RUN = "labkit_not_run"
-"""The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`; not imported here: the run's path stays light)."""
+"""The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`).
+
+Not imported from there: the run's path stays light."""
 
 __all__ = ["RUNTIMES", "ForeignAgent", "FrameworkError", "Runtime", "available", "make_agent"]
 
@@ -351,7 +354,10 @@ class ForeignAgent:
         return wrap(reply, list(self._tools), self._replies)
 
     async def call_model(self, request: ChatRequest) -> Message:
-        """One non-streaming model call through the counting client (what it raises is remembered as not the framework's)."""
+        """One non-streaming model call through the counting client.
+
+        What it raises is remembered as not the framework's.
+        """
         try:
             return await self.client.complete(request)
         except Exception as exc:
@@ -441,6 +447,9 @@ class ForeignAgent:
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {_safe_str(exc)}"
         return text
+
+
+register_agent_type(ForeignAgent)  # labkit.run_agent runs these too (the loops never import this module)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -24,9 +24,11 @@ not catch a node's exception), so it stops the graph.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from ..transports.chat import Message
@@ -85,12 +87,12 @@ class Agent(ForeignAgent):
         graph.add_conditional_edges("model", _route, {"tools": "tools", END: END})
         graph.add_edge("tools", "model")
         compiled = graph.compile()
-        config = {"recursion_limit": self.recursion_limit}
-        start = {"messages": [HumanMessage(content=prompt)]}
+        config: RunnableConfig = {"recursion_limit": self.recursion_limit}
+        start: MessagesState = {"messages": [HumanMessage(content=prompt)]}
         if self.stream:
             state: Any = None
-            async for state in compiled.astream(start, config, stream_mode="values"):
-                pass
+            async for state in compiled.astream(start, config, stream_mode="values"):  # noqa: B007
+                pass  # only the last state is kept
         else:
             state = await compiled.ainvoke(start, config)
         last = state["messages"][-1] if state and state.get("messages") else None
@@ -108,7 +110,7 @@ def _args(arguments: str) -> dict[str, Any]:
     return json.loads(arguments)  # the envelope (labkit.adapters._calls): always a JSON object
 
 
-def _to_labkit(messages: list[BaseMessage]) -> list[Message]:
+def _to_labkit(messages: Sequence[BaseMessage]) -> list[Message]:
     """LangGraph's messages as labkit messages (a system message is replaced by labkit's instructions)."""
     out: list[Message] = []
     for message in messages:
@@ -117,7 +119,8 @@ def _to_labkit(messages: list[BaseMessage]) -> list[Message]:
         if isinstance(message, HumanMessage):
             out.append(Message.user(message.content if isinstance(message.content, str) else str(message.content)))
         elif isinstance(message, AIMessage):
-            calls = tuple(call for c in message.tool_calls for call in unwrap(c["id"], c["name"], c["args"]))
+            # a model's tool call always has an id here: labkit's client gives one to every call
+            calls = tuple(call for c in message.tool_calls for call in unwrap(cast(str, c["id"]), c["name"], c["args"]))
             text = message.content if isinstance(message.content, str) else ""
             out.append(Message.assistant(text or None, calls))
         elif isinstance(message, ToolMessage):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from agent_framework import Agent as _MafAgent
 from agent_framework import (
@@ -47,8 +47,8 @@ from agent_framework import Message as _MafMessage
 from agent_framework._tools import FunctionInvocationLayer
 from agent_framework.observability import ChatTelemetryLayer
 
-from ..transports.chat import ChatRequest, Message
 from ..core.errors import RunHalted
+from ..transports.chat import ChatRequest, Message
 from . import ForeignAgent
 from ._calls import NOT_RUN, SCHEMA, Wrapped, model_id, unwrap
 
@@ -204,11 +204,12 @@ def _to_labkit(messages: Sequence[_MafMessage]) -> list[Message]:
                 call
                 for c in message.contents
                 if c.type == "function_call"
-                for call in unwrap(c.call_id, c.name, c.arguments)  # the model's own call, text for text
+                # the model's own call, text for text (a function_call content always has an id and a name)
+                for call in unwrap(cast(str, c.call_id), cast(str, c.name), c.arguments)
             )
             out.append(Message.assistant("".join(texts) or None, calls))
         for c in message.contents:
             if c.type == "function_result":
                 result = c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)
-                out.append(Message.tool_result(model_id(c.call_id), result))
+                out.append(Message.tool_result(model_id(cast(str, c.call_id)), result))
     return out

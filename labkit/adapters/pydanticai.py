@@ -20,7 +20,7 @@ so a halt stops its loop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from pydantic_ai import Agent as _PydanticAgent
@@ -90,7 +90,9 @@ class Agent(ForeignAgent):
             FunctionModel(self._complete, stream_function=self._stream, model_name="labkit-counting-client"),
             instructions=self.instructions,
             tools=[self._tool(name) for name in (*self._tools, NOT_RUN)],
-            output_type=str | None,  # an empty reply ends the run with no text, as in labkit's loop (not a retry)
+            # an empty reply ends the run with no text, as in labkit's loop (not a retry); pydantic-ai types a
+            # union output as a TypeForm, which mypy does not yet accept for `str | None`
+            output_type=str | None,  # type: ignore[arg-type]
         )
         limits = UsageLimits(request_limit=self.max_iterations)
         with _PydanticAgent.parallel_tool_call_execution_mode("sequential"):
@@ -101,7 +103,7 @@ class Agent(ForeignAgent):
         return result.output
 
 
-async def _drain(ctx: Any, events: AsyncIterator[Any]) -> None:
+async def _drain(ctx: Any, events: AsyncIterable[Any]) -> None:
     async for _ in events:  # reading the events is what makes pydantic-ai stream each model call
         pass
 

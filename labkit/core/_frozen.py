@@ -22,7 +22,7 @@ def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
     raise TypeError(_MESSAGE)
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[Any, Any]):
     """A ``dict`` that refuses every change."""
 
     __slots__ = ()
@@ -39,7 +39,7 @@ class FrozenDict(dict):  # type: ignore[type-arg]
         return (thaw, (dict(self),))
 
 
-class FrozenList(list):  # type: ignore[type-arg]
+class FrozenList(list[Any]):
     """A ``list`` that refuses every change."""
 
     __slots__ = ()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import _signal
 import asyncio
+import contextlib
 import contextvars
 import signal
 import threading
@@ -74,7 +75,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: T = box["value"]
+    return value
 
 
 def _cancel_in_thread(box: dict[str, Any]) -> None:
@@ -82,10 +84,8 @@ def _cancel_in_thread(box: dict[str, Any]) -> None:
     loop, task = box.get("loop"), box.get("task")
     if loop is None or task is None:
         return
-    try:
+    with contextlib.suppress(RuntimeError):  # the loop already closed: the run is over
         loop.call_soon_threadsafe(task.cancel)
-    except RuntimeError:  # the loop already closed: the run is over
-        pass
 
 
 class _HeldRunner:

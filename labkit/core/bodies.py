@@ -62,7 +62,9 @@ class CancelToken:
     __slots__ = ("_cancelled", "_event")
 
     # A threading.Event costs ~2 µs to make and most runs never wait on their token, so the
-    # flag is a plain attribute and the Event is made by the first wait(). _set() writes the
+    # flag is a plain attribute and the Event is made by the first wait(). It pays: with the Event
+    # made in __init__, a complete harness run costs 1.066x the CPU (median of 201 interleaved rounds,
+    # range 0.60-2.34; `python -m benchmarks.tricks`, issue 21's 5 % bar). _set() writes the
     # flag before reading _event; wait() publishes _event before reading the flag; so either
     # _set() sees the Event and sets it, or wait() sees the flag (each step is atomic under the GIL).
     _event_lock = threading.Lock()  # only makes the Event, once per token that is waited on
@@ -217,7 +219,8 @@ def _shape_key(body: Any, code_owner: Any, tool: str) -> Any:
 def _default_key(value: Any) -> Any:
     """A default as the key holds it: with its type, so ``1``, ``1.0`` and ``True`` (equal in Python) stay apart.
 
-    ``-0.0`` and ``0.0``, or ``Decimal("1.0")`` and ``Decimal("1.00")``, are equal too: those are told apart by their repr.
+    ``-0.0`` and ``0.0``, or ``Decimal("1.0")`` and ``Decimal("1.00")``, are equal too: those are told apart by
+    their repr.
     """
     if isinstance(value, tuple):
         return (tuple, tuple(_default_key(v) for v in value))
@@ -275,7 +278,8 @@ def _code_owner(body: Any, tool: str) -> Any:
         return func
     if inspect.isbuiltin(func) or isinstance(func, (types.MethodWrapperType, types.WrapperDescriptorType)):
         return func  # no annotations to read: refused below for its parameters
-    call = getattr(type(func), "__call__", None)  # an object with a __call__ method
+    # an object with a __call__ method: the method itself is read, not whether it is callable
+    call = getattr(type(func), "__call__", None)  # noqa: B004
     if inspect.isfunction(call):
         return call
     return func
@@ -486,7 +490,7 @@ def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
     elif isinstance(bound, Mapping) and isinstance(raw, Mapping):
         pairs = [(v, bound[k], str(k)) for k, v in raw.items() if k in bound]
     elif isinstance(bound, (list, tuple)) and isinstance(raw, (list, tuple)) and len(raw) == len(bound):
-        pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound))]
+        pairs = [(r, b, str(i)) for i, (r, b) in enumerate(zip(raw, bound, strict=True))]
     elif isinstance(bound, (set, frozenset)) and isinstance(raw, (list, tuple, set, frozenset)):
         sent_bool = any(isinstance(r, bool) for r in raw)  # no positions: did a boolean vanish into the numbers?
         return (where or "arguments") if sent_bool and not any(isinstance(b, bool) for b in bound) else None
@@ -563,11 +567,15 @@ def _dropped_result(task: asyncio.Task[Any]) -> None:
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
-    return asyncio.events._get_running_loop()  # None outside a running loop (no exception to raise and catch)
+    """The running loop of this thread, ``None`` outside one (only :meth:`GuardedTool.invoke` asks)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
-    """Run a sync body on a worker thread (:mod:`labkit.core._workers`) and await its result, abandoning it on cancellation.
+    """Run a sync body on a worker thread (:mod:`labkit.core._workers`), await its result, abandon it on cancellation.
 
     Python cannot stop a thread: a cancelled run stops waiting, the body goes
     on alone and its late result is dropped (why not ``asyncio.to_thread``:

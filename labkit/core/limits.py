@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Limits"]
@@ -38,7 +41,7 @@ class Limits(BaseModel):
         """Return a validated copy with some fields changed, e.g. ``limits.with_(model_calls=1)``."""
         return type(self).model_validate({**self.model_dump(), **changes})
 
-    def model_copy(self, *, update: dict[str, object] | None = None, deep: bool = False) -> Limits:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Limits:
         """As pydantic's ``model_copy``, but ``update`` is validated like :meth:`with_`."""
         if update:
             return self.with_(**update)

@@ -57,8 +57,8 @@ from .bodies import (
     _awaited,
     _body_shape,
     _bool_made_number,
-    _describe,
     _decode_json,
+    _describe,
     _json_shaped,
     _not_a_generator,
     _run_in_daemon_thread,
@@ -135,7 +135,7 @@ class _State(Enum):
 class _Stop(NamedTuple):
     reason: StopReason
     name: str
-    count: int
+    count: int  # type: ignore[assignment]  # the event's count, shadowing tuple.count on purpose (a private record)
     message: str
 
 
@@ -624,7 +624,8 @@ class GuardedTool:
         Returns a fresh dict on every call (built from a per-model cached text:
         generating a schema costs about 0.5 ms, decoding the cached text a few µs).
         """
-        return json.loads(_schema_text(self.arguments_model))
+        schema: dict[str, Any] = json.loads(_schema_text(self.arguments_model))
+        return schema
 
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
         """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).

@@ -95,13 +95,6 @@ def canonical(value: object) -> str:
         TypeError: a value that is not JSON-shaped (e.g. a set or an object).
         NonFiniteNumber: a NaN or infinite float anywhere in the value.
     """
-    kind = type(value)  # exact-type dispatch first: the common cases skip the isinstance chain
-    if kind is str:
-        return _encode_str(value)  # type: ignore[arg-type]
-    if kind is int:
-        return _number(value)  # type: ignore[arg-type]
-    if kind is dict:
-        return "{" + ",".join(_dumps_str(k) + ":" + canonical(v) for k, v in sorted(value.items())) + "}"  # type: ignore[attr-defined]
     if value is None:
         return "null"
     if value is True:

@@ -41,9 +41,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..core.bodies import _cancel_and_abandon, _schema_text
-from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
 from ..core.errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from ..core.scope import ExecutionScope, GuardedTool
+from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
 
 __all__ = [
     "HarnessAgent",

@@ -6,11 +6,11 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from .agents import UNKNOWN_TOOL
-from ..transports.chat import Message, Role, ToolCall
 from ..core.events import ControlEvent, EventKind, StopReason
 from ..core.limits import Limits
 from ..core.scope import Usage
+from ..transports.chat import Message, Role, ToolCall
+from .agents import UNKNOWN_TOOL
 
 __all__ = [
     "EXIT_CANCELLED",

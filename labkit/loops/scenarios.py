@@ -12,16 +12,16 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, MethodType, SimpleNamespace
-from typing import Any
+from types import MappingProxyType, MethodType, ModuleType, SimpleNamespace
+from typing import Any, cast
 
-from ..transports.chat import ChatRequest
+from ..core.bodies import _body_shape
 from ..core.errors import UnknownScenarioError, UserError
 from ..core.limits import Limits
-from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
-from ..core.bodies import _body_shape
 from ..core.scope import ExecutionScope, GuardedTool, _limits
+from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
+from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
 
 __all__ = ["SCENARIOS", "Scenario", "Tool", "get_scenario", "load_scenario", "scenario"]
 
@@ -425,7 +425,7 @@ def load_scenario(spec: str) -> Scenario:
             if before is _MISSING:
                 del sys.modules[module_name]
             else:
-                sys.modules[module_name] = before
+                sys.modules[module_name] = cast(ModuleType, before)  # not _MISSING: a module
     found = getattr(module, attribute, _MISSING)
     if not isinstance(found, Scenario):
         declared = [k for k, v in vars(module).items() if isinstance(v, Scenario)]

@@ -36,17 +36,18 @@ import dataclasses
 import importlib
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .agents import HarnessAgent, Middleware, ToolInvocation
-from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
+from .._version import __version__
 from ..core.errors import RunHalted, UserError
+from ..transports.chat import ChatChunk, ChatRequest, CountingClient, Transport
+from .agents import HarnessAgent, Middleware, ToolInvocation
 from .outcome import RunOutcome
-from .runner import Setup, _remember, run_agent
+from .running import Setup, _remember, run_agent
 
 if TYPE_CHECKING:
-    from .agents import SimpleAgent
     from ..core.scope import ExecutionScope
+    from .agents import SimpleAgent
 
 __all__ = [
     "TracedSetup",
@@ -70,8 +71,6 @@ def _trace() -> Any:
 def _tracer(tracer: Any | None) -> Any:
     if tracer is not None:
         return tracer
-    from .. import __version__
-
     return _trace().get_tracer(INSTRUMENTATION, __version__)
 
 
@@ -177,7 +176,7 @@ class TracingTransport:
         return getattr(self.inner, name)
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return self.inner.name
 
     def __repr__(self) -> str:
@@ -299,8 +298,9 @@ class TracedSetup(Setup):
     base: Setup | None = None
 
     async def arun(self) -> RunOutcome:
+        agent = cast("SimpleAgent", self.agent)  # instrument() rebuilt it as one of labkit's own agents
         outcome = await traced_run(
-            self.agent, self.prompt, is_complete=self.is_complete, tracer=self.tracer, scenario=self.scenario.name
+            agent, self.prompt, is_complete=self.is_complete, tracer=self.tracer, scenario=self.scenario.name
         )
         _remember(outcome, self)
         return outcome
@@ -319,8 +319,6 @@ def configured_tracer() -> Any | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None
-    from .. import __version__
-
     return provider.get_tracer(INSTRUMENTATION, __version__)
 
 
@@ -349,7 +347,7 @@ def instrument(setup: Setup, *, tracer: Any | None = None) -> TracedSetup:
     chosen = _tracer(tracer)
     if isinstance(setup, TracedSetup) and setup.base is not None:  # e.g. prepare() already traced it
         setup = setup.base
-    old = setup.agent
+    old = cast("SimpleAgent", setup.agent)  # labkit's own agents (an adapter's has no middleware to extend)
     transport = TracingTransport(setup.transport, scope=setup.scope, tracer=chosen)
     options: dict[str, Any] = {
         "instructions": old.instructions,

@@ -48,7 +48,8 @@ def outcomes(value: Any, helper: str, *, empty_ok: bool = False) -> list[tuple[s
         pairs = list(value)
     else:
         raise InputError(
-            f"{helper} needs {{label: outcome}}, e.g. {{'simple': labkit.run(...)}}, not {what(value)}{_run_first(value)}"
+            f"{helper} needs {{label: outcome}}, e.g. {{'simple': labkit.run(...)}}, "
+            f"not {what(value)}{_run_first(value)}"
         )
     if not pairs and not empty_ok:
         raise InputError(f"{helper} got no outcome: give {{label: outcome}} with at least one run")

@@ -26,13 +26,12 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..core.errors import UserError
 from ..core.events import EventKind, StopReason
 from ..loops.outcome import RunOutcome, RunStatus
 from . import _inputs
@@ -335,8 +334,8 @@ def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
     the run ``cancelled:``, an unknown tool, a cut reply or arguments that did not bind never
     reached a guard); the k-th ``ToolCall`` event for a tool is its k-th such call.
     """
-    from ..transports.chat import Role  # core, already imported by labkit
     from ..loops.agents import CUT, UNKNOWN_TOOL
+    from ..transports.chat import Role  # core, already imported by labkit
 
     results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
     ran: dict[str, list[str]] = {}
@@ -448,7 +447,7 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
         else "body"
         for row in rows
     }
-    styles = {
+    styles: dict[str, dict[str, Any]] = {
         "event": {"marker": "o", "color": _EVENT},
         "body": {"marker": "o", "color": _RETURNED},
         "body-unknown": {"marker": "o", "color": "white", "markeredgecolor": _RETURNED, "markeredgewidth": 1.5},

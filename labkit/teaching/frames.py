@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ..loops.agents import CUT, UNKNOWN_TOOL
-from ..transports.chat import Role
 from ..core.errors import InputError
 from ..core.events import ControlEvent
-from ..loops.outcome import RunOutcome
-from . import _inputs
 from ..core.signature import NonFiniteNumber, canonical
+from ..loops.agents import CUT, UNKNOWN_TOOL
+from ..loops.outcome import RunOutcome
+from ..transports.chat import Role
+from . import _inputs
 
 if TYPE_CHECKING:
     from ..durable import DecisionStore
@@ -189,7 +189,7 @@ def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
     """
     outcome = _inputs.outcome(outcome, "requests_frame")
     results = {m.tool_call_id: m.text for m in outcome.transcript if m.role is Role.TOOL}
-    rows = []
+    rows: list[tuple[int, str, str, str]] = []
     reply = 0
     for message in outcome.transcript:
         if message.role is not Role.ASSISTANT:

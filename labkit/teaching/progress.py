@@ -27,6 +27,7 @@ Standard library only: importing this module costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import html
 import json
@@ -261,15 +262,13 @@ def _write(path: Path, data: dict[str, Any]) -> None:
             os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
 
 
 def record(
@@ -541,7 +540,6 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
     """
     path = progress_path(directory)
     if path is None:
-        folder = Path(directory) if directory is not None else Path.cwd()
         setting = os.environ.get(ENV, "").strip().lower()
         why = (
             f"recording is off ({ENV}={setting})"

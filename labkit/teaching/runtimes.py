@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Literal
 
 from ..adapters import ForeignAgent
 from ..core import _workers
+from ..core._sync import run_sync
 from ..core.errors import InputError
 from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
@@ -53,7 +54,6 @@ from ..loops.agents import HarnessAgent, SimpleAgent
 from ..loops.outcome import RunOutcome
 from ..loops.review import INSTRUCTIONS, PROMPT, ReviewTask
 from ..loops.runner import run_agent
-from ..core._sync import run_sync
 from ..loops.scenarios import ALL_CAPABILITIES
 from ..transports.chat import ChatRequest, CountingClient, Message, Transport
 from ..transports.scripted import Script, ScriptedTransport
@@ -108,7 +108,7 @@ class Tools:
             fields = list(tool.arguments_model.model_fields)
             if len(args) > len(fields):
                 raise InputError(f"{name} takes {len(fields)} argument(s) ({', '.join(fields)}), got {len(args)}")
-            arguments = {**dict(zip(fields, args)), **kwargs}
+            arguments = {**dict(zip(fields, args, strict=False)), **kwargs}
             return self._bridge(tool.ainvoke(arguments))
 
         call.__name__ = name

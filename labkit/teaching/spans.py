@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from ..loops.outcome import RunOutcome
 from ..core.errors import InputError, UserError
+from ..loops.outcome import RunOutcome
 from ..loops.runner import Setup, prepare, run
+from ..loops.telemetry import instrument
 from . import _inputs
 from .frames import BLANK
-from ..loops.telemetry import instrument
 
 __all__ = ["SPAN_COLUMNS", "run_traced", "spans_frame"]
 

@@ -28,15 +28,15 @@ from typing import Any
 
 import ipywidgets as w
 
-from .charts import counters_chart
 from ..core.errors import UserError
-from .frames import events_frame
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
-from . import progress as _progress
-from .predict import Check, Mystery, _check_one
 from ..loops.runner import AgentKind, run
 from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
+from . import progress as _progress
+from .charts import counters_chart
+from .frames import events_frame
+from .predict import Check, Mystery, _check_one
 
 __all__ = ["Explorer", "Prediction", "explorer", "predict"]
 
@@ -51,7 +51,7 @@ _WIDE = w.Layout(width="34em")
 def _check_agent(agent: str) -> AgentKind:
     if agent not in AGENTS:
         raise UserError(f"unknown agent {agent!r}; choose 'harness' or 'simple'")
-    return agent  # type: ignore[return-value]
+    return agent
 
 
 def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
@@ -260,7 +260,7 @@ class Prediction(w.VBox):
         self._mystery = scenario if isinstance(scenario, Mystery) else None
         if self._mystery is not None and limits is not None:
             raise UserError("a mystery has its own limits (they are part of the puzzle); leave limits out")
-        self._scenario_obj = self._mystery.scenario() if self._mystery is not None else get_scenario(scenario)
+        self._scenario_obj = scenario.scenario() if isinstance(scenario, Mystery) else get_scenario(scenario)
         self._agent_name = _check_agent(agent)
         if limits is not None and not isinstance(limits, Limits):
             raise UserError(f"limits must be a labkit.Limits or None, not {type(limits).__name__}")
@@ -316,7 +316,10 @@ class Prediction(w.VBox):
 
     @property
     def progress_label(self) -> str:
-        """The prediction's name in your progress: ``"widget: mystery D (harness)"`` or ``"widget: repeat (simple)"``."""
+        """The prediction's name in your progress.
+
+        ``"widget: mystery D (harness)"`` or ``"widget: repeat (simple)"``.
+        """
         name = f"mystery {self._mystery.key}" if self._mystery is not None else self._scenario_obj.name
         return f"widget: {name} ({self._agent_name})"
 

@@ -172,7 +172,8 @@ class Transport(Protocol):
     counted call (:attr:`CountingClient.retries`).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]: ...
 

@@ -63,8 +63,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .chat import ChatChunk, ChatRequest, Message, Role, ToolCall
 from ..core.errors import ConfigurationError, LabkitError, ProviderResponseError, ProviderUnavailable
+from .chat import ChatChunk, ChatRequest, Message, Role, ToolCall
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -620,10 +620,10 @@ class LiveTransport:
                     self.last_error = error
                 raise
             except Exception as exc:
-                error = map_error(exc, self.profile)
-                if isinstance(error, ProviderUnavailable):
-                    self.last_error = error
-                raise error from exc
+                mapped = map_error(exc, self.profile)
+                if isinstance(mapped, ProviderUnavailable):
+                    self.last_error = mapped
+                raise mapped from exc
         finally:
             await client.close()
 
@@ -759,7 +759,7 @@ def _from_completion(payload: Any, url: str) -> ChatChunk:
     content = message.get("content")
     calls = []
     for index, call in enumerate(message.get("tool_calls") or ()):
-        function = call.get("function") if isinstance(call, Mapping) else None
+        function: Any = call.get("function") if isinstance(call, Mapping) else None
         name = function.get("name") if isinstance(function, Mapping) else None
         if not isinstance(name, str) or not name:
             raise _malformed(f"tool call {index} has no function name", url)

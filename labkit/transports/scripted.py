@@ -28,10 +28,10 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
-from .chat import ChatChunk, ChatRequest, ToolCall
 from ..core.errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
+from .chat import ChatChunk, ChatRequest, ToolCall
 
 # ChatChunk(...) and ToolCall(...) validate through these; called with a dict they skip the
 # model's Python __init__ wrapper (~0.4 µs each), the validation is the same.
@@ -254,7 +254,7 @@ def _reply(step: Step, number: int) -> tuple[str, tuple[ToolCall, ...]]:
     if isinstance(step, Call):
         return "", (_validate_call({"id": step.id or f"call-{number}", "name": step.name, "arguments": step.text()}),)
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
-        return "", _calls(step, number)
+        return "", _calls(cast("Sequence[Call]", step), number)  # a str was answered above
     raise ScriptStepError(f"not a script step: {step!r} (use a str, Say, Reply, Call, a list of Call, Hang or Fail)")
 
 
