@@ -339,7 +339,7 @@ def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
         "",
         "```sh",
         "make lab-fr              # crée .venv, installe labkit, crée my-workbook-fr/ une fois, ouvre son chapitre 1",
-        "make update-workbook-fr  # les chapitres nouveaux ou modifiés dans my-workbook-fr/, jamais par-dessus les vôtres",
+        "make update-workbook-fr  # les chapitres nouveaux ou modifiés, jamais par-dessus les vôtres",
         "```",
         "",
         "## Ordre de lecture",

@@ -57,6 +57,7 @@ def choose_language(language: str) -> None:
     global WORKBOOK, COPY, UPDATE_COMMAND
     WORKBOOK, COPY, UPDATE_COMMAND = EDITIONS[language]
 
+
 SETTINGS_OVERRIDES = {
     # "Would you like to get notified about official Jupyter news?" is asked while fetchNews is "none"
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
