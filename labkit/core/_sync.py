@@ -4,6 +4,13 @@ Used by :func:`labkit.run` and by direct :meth:`~labkit.GuardedTool.invoke`
 of an async tool body. Ctrl+C (or "interrupt kernel") is the caller
 cancelling: the coroutine is cancelled on its own loop, awaited, and the
 ``KeyboardInterrupt`` re-raised, never left running in the background.
+
+In a browser (Pyodide, ``sys.platform == "emscripten"``) there are no threads and the page's own
+event loop is always running: the coroutine runs on that loop through Pyodide's
+``pyodide.ffi.run_sync``, which suspends the calling WebAssembly stack until the coroutine is done
+(JavaScript Promise Integration: every current browser; Node.js needs
+``--experimental-wasm-stack-switching``). Where that is unavailable, the sync entry raises one
+clear error pointing to the async one.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import asyncio
 import contextlib
 import contextvars
 import signal
+import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -36,7 +44,13 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     worker thread (:mod:`labkit.core._workers`) and this call waits for it; if the
     wait is interrupted (``KeyboardInterrupt``), the coroutine is cancelled
     on its loop, awaited, and the interrupt re-raised.
+
+    Raises:
+        RuntimeError: in a browser without stack switching (see the module's docstring): use
+            the async entry (``await labkit.arun(...)``) there.
     """
+    if not _workers.THREADS:
+        return _run_in_browser(coro)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -77,6 +91,19 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise box["error"]
     value: T = box["value"]
     return value
+
+
+def _run_in_browser(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on the browser's event loop, suspending this call until it is done (Pyodide)."""
+    from pyodide.ffi import can_run_sync, run_sync  # type: ignore[import-not-found]  # Pyodide only
+
+    if not can_run_sync():
+        coro.close()
+        raise RuntimeError(
+            "this browser's Python cannot wait for a run from sync code here: use `await labkit.arun(...)`"
+            " instead of `labkit.run(...)` (Pyodide's run_sync needs JavaScript Promise Integration)"
+        )
+    return run_sync(coro)
 
 
 def _cancel_in_thread(box: dict[str, Any]) -> None:

@@ -20,6 +20,12 @@ per call costs ~100 µs):
 * a worker idle for ``IDLE_S`` seconds ends, so a burst of calls does not
   leave threads behind;
 * whatever a body raises settles its call, every exception class included.
+
+Where the platform has no threads (Pyodide, CPython compiled to WebAssembly in a browser:
+``sys.platform == "emscripten"``), a sync body runs inline, on the run's own thread: it
+returns or raises exactly as on a worker, but nothing can stop waiting for it, so a sync body
+that blocks past the deadline holds the run until it returns (docs/guarantees.md). Everything
+that awaits (model calls, async bodies) still meets the deadline.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import asyncio
 import contextvars
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +43,9 @@ __all__ = ["IDLE_S", "run_body", "start"]
 
 IDLE_S = 30.0
 """Seconds an idle worker waits for a call before it ends."""
+
+THREADS = sys.platform != "emscripten"
+"""Whether this platform can start threads (Pyodide cannot: sync bodies then run inline)."""
 
 _jobs: queue.SimpleQueue[Callable[[], object]] = queue.SimpleQueue()
 _lock = threading.Lock()
@@ -63,7 +73,10 @@ async def run_body(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
-    start(lambda: _run(context, fn, kwargs, loop, future))
+    if THREADS:
+        start(lambda: _run(context, fn, kwargs, loop, future))
+    else:  # no thread to hand it to: run it here, and settle the future exactly as a worker would
+        _run(context, fn, kwargs, loop, future)()
     return await future
 
 
