@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: lab lab-fr update-workbook update-workbook-fr check test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
+.PHONY: pyodide-setup lab lab-fr update-workbook update-workbook-fr check test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -96,6 +96,11 @@ bench: $(STAMP)
 # outside the repository; `make test` then also runs every scenario against them (tests/test_real_server.py).
 real-server:
 	scripts/build_real_server.sh
+
+# Fetch Pyodide (npm) and labkit's dependencies as Pyodide wheels, cached outside the repository; `make test`
+# then also runs every scenario on Pyodide under Node.js (tests/test_pyodide.py).
+pyodide-setup: $(STAMP)
+	scripts/pyodide_setup.sh $(BIN)/python
 
 # After `make real-server`: serve the tiny reviewer model (it reads, finishes, answers) on llama-server at
 # http://127.0.0.1:$(PORT)/v1 until Ctrl+C, for appendix A and `labkit run complete --live`.

@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import contextvars
 import signal
-import sys
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -103,7 +102,7 @@ def _run_in_browser(coro: Coroutine[Any, Any, T]) -> T:
             "this browser's Python cannot wait for a run from sync code here: use `await labkit.arun(...)`"
             " instead of `labkit.run(...)` (Pyodide's run_sync needs JavaScript Promise Integration)"
         )
-    return run_sync(coro)
+    return run_sync(coro)  # type: ignore[no-any-return]  # Pyodide's run_sync is untyped
 
 
 def _cancel_in_thread(box: dict[str, Any]) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -44,6 +45,16 @@ from .review import PROMPT
 from .scenarios import Scenario
 
 __all__ = ["Agent", "Origin", "Setup", "origin_of", "register_agent_type", "run_agent"]
+
+_LOOP_WATCHES_UNAWAITED_TASKS = sys.platform == "emscripten"
+"""Pyodide's event loop (its WebLoop) reports as unhandled the exception of a task that ends with no
+done callback but the loop's own. :func:`run_agent` reads its loop's task itself, after waking on
+``stopped``; there that task gets one callback more, so that a halt is not printed as an unhandled
+error. (CPython's loop reports only an exception that is never read.)"""
+
+
+def _read_below(task: asyncio.Task[Any]) -> None:
+    """Nothing to do: :func:`run_agent` reads the task (see :data:`_LOOP_WATCHES_UNAWAITED_TASKS`)."""
 
 
 class Agent(Protocol):
@@ -162,6 +173,8 @@ async def run_agent(
                 stop_now()  # wakes the run in the same step (a done callback would take one more loop turn)
 
         work = loop.create_task(the_loop(), context=context)
+        if _LOOP_WATCHES_UNAWAITED_TASKS:
+            work.add_done_callback(_read_below)
         try:
             await stopped  # the loop ended, or the run must end now
             if not work.done():  # the deadline, or a stop from outside: the loop stops now

@@ -25,30 +25,29 @@ def row(name, agent, outcome):
     }
 
 
-def blocking_body():
-    """A sync body that sleeps past the run's deadline: did it finish before the run returned?"""
-    finished = []
+def slow_body(wait):
+    """A sync body that waits five times the run's deadline with ``wait``: had it finished when the run returned?"""
+    body = {"entered": False, "finished": False}
 
     def read_ticket(input: int) -> str:
         """Read a ticket, slowly."""
-        time.sleep(0.3)
-        finished.append(input)
+        body["entered"] = True
+        wait(1.0)
+        body["finished"] = True
         return "NotFound"
 
-    tool = labkit.Tool("read_ticket", "ticket.read", lambda state, input: read_ticket(input))
-    slow = labkit.scenario(
-        "slow body",
-        tools=[labkit.Tool("read_ticket", "ticket.read", lambda state, input: read_ticket(input))],
-        script=[labkit.Call("read_ticket", {"input": 1}), "Done."],
-        done=lambda state: False,
-        limits=labkit.Limits(deadline_s=0.05),
-    ) if False else None
-    del tool, slow
-    scope = labkit.ExecutionScope(labkit.Limits(deadline_s=0.05), capabilities={"ticket.read"})
+    scope = labkit.ExecutionScope(labkit.Limits(deadline_s=0.2), capabilities={"ticket.read"})
     guarded = scope.tool("read_ticket", "ticket.read", read_ticket)
     client = labkit.CountingClient(labkit.ScriptedTransport([labkit.Call("read_ticket", {"input": 1}), "Done."]), scope)
     agent = labkit.SimpleAgent(client, [guarded], instructions="Read ticket 1.")
-    return agent, finished
+    return agent, body
+
+
+def busy(seconds):
+    """Wait without ever giving the interpreter up (a computation, a blocking call)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
 
 
 def main_sync():
@@ -58,7 +57,9 @@ def main_sync():
 
 async def main_async():
     rows = [row(n, a, await labkit.arun(n, agent=a, limits=limits(n))) for n in labkit.SCENARIOS for a in AGENTS]
-    agent, finished = blocking_body()
-    outcome = await labkit.run_agent(agent, "Read ticket 1.", is_complete=lambda: False)
-    blocked = {"status": outcome.status.value, "body_finished_before_the_run_returned": bool(finished)}
-    return json.dumps({"platform": sys.platform, "mode": "async", "rows": rows, "blocking_body": blocked})
+    slow = {}
+    for name, wait in (("sleeps", time.sleep), ("busy", busy)):
+        agent, body = slow_body(wait)
+        outcome = await labkit.run_agent(agent, "Read ticket 1.", is_complete=lambda: False)
+        slow[name] = {"status": outcome.status.value, "tool_calls": outcome.count("ToolCall"), **body}
+    return json.dumps({"platform": sys.platform, "mode": "async", "rows": rows, "slow_bodies": slow})
