@@ -465,7 +465,7 @@ def _echo(input: int) -> int:
 def test_the_guard_refuses_with_the_first_rule_that_refuses(
     granted: bool, budget_left: bool, new_signature: bool
 ) -> None:
-    from labkit.core.scope import GUARD_RULES
+    from labkit.core.rules import GUARD_RULES
 
     scope = ExecutionScope(Limits(tool_calls=2 if budget_left else 1, repetitions=1), {"ok"})
     tool = scope.tool("t", "ok" if granted else "missing", _echo)
@@ -474,7 +474,8 @@ def test_the_guard_refuses_with_the_first_rule_that_refuses(
     scope._tool_calls = 1  # one attempt admitted before (hand-built state, as the rule tests do)
     if not new_signature:
         scope._signatures[key] = 1
-    expected = next((stop.reason for rule in GUARD_RULES if (stop := rule(scope, tool, key))), None)
+    attempt = scope._attempt_locked(tool, key)
+    expected = next((stop.reason for rule in GUARD_RULES if (stop := rule(attempt))), None)
     if expected is None:
         assert tool.invoke({"input": 1}) == 1
         assert scope.events[-1] == ControlEvent(kind=EventKind.TOOL_CALL, name="t", count=2)

@@ -28,7 +28,7 @@ from labkit import (
     run_agent,
     signature,
 )
-from labkit.core.scope import GUARD_RULES
+from labkit.core.rules import GUARD_RULES, Refusal
 
 GRANTED = "lab.read"
 NOT_GRANTED = "lab.write"
@@ -73,9 +73,11 @@ def test_rules_on_a_hand_built_state_report_each_reason() -> None:
     granted.invoke({"x": 1})  # now: budget used up and signature granted:{x:1} seen once
 
     seen_key = signature("granted", {"x": 1})
-    reasons = [(r := rule(scope, granted, seen_key)) and r.reason for rule in GUARD_RULES]
+    attempt = scope._attempt_locked(granted, seen_key)
+    reasons = [(r := rule(attempt)) and r.reason for rule in GUARD_RULES]
     assert reasons == [None, StopReason.TOOL_BUDGET, StopReason.REPEATED_CALL]
-    reasons = [(r := rule(scope, refused, signature("refused", {"x": 1}))) and r.reason for rule in GUARD_RULES]
+    attempt = scope._attempt_locked(refused, signature("refused", {"x": 1}))
+    reasons = [(r := rule(attempt)) and r.reason for rule in GUARD_RULES]
     assert reasons == [StopReason.PERMISSION_DENIED, StopReason.TOOL_BUDGET, None]
 
 
@@ -499,14 +501,12 @@ def test_repr_shows_state_and_counters() -> None:
 
 
 def test_a_rule_added_to_guard_rules_is_asked_on_every_call(monkeypatch) -> None:
-    import labkit.core.scope as scope_module
+    import labkit.core.rules as rules
 
-    def closed_on_mondays(scope, tool, key):
-        return scope_module._Stop(
-            labkit.StopReason.PERMISSION_DENIED, tool.name, 0, "closed"
-        )  # rules run under the lock
+    def closed_on_mondays(attempt):
+        return Refusal(labkit.StopReason.PERMISSION_DENIED, attempt.tool, 0, "closed")  # rules run under the lock
 
-    monkeypatch.setattr(scope_module, "GUARD_RULES", (*scope_module.GUARD_RULES, closed_on_mondays))
+    monkeypatch.setattr(rules, "GUARD_RULES", (*rules.GUARD_RULES, closed_on_mondays))
     scope = ExecutionScope(Limits(tool_calls=5, repetitions=5), {"ticket.read"})
     entered: list[int] = []
 

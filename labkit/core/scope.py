@@ -15,14 +15,16 @@ Protocol, in the order the code enforces it:
 * On every invocation: (1) bind the raw arguments to the body's declared
   types with pydantic (a failure never reaches the guard; a boolean is never
   a number, at any depth); (2) under one lock: cancellation check, then the
-  :data:`GUARD_RULES` in order (permission, global tool budget, repetition),
+  rules of :data:`~labkit.core.rules.GUARD_RULES` in order (permission, global
+  tool budget, repetition; each a function in :mod:`labkit.core.rules`),
   then reserve (attempts + 1, signature + 1) and record ``ToolCall`` — the
   reservation stands even if the body fails; (3) run the body outside the
   lock with the run's cancellation (whatever it raises settles the call);
   (4) check cancellation again. ``refused`` means refused in step 2, before
   the body.
 * Before each model call the counting client asks :meth:`ExecutionScope.before_model_call`:
-  cancellation check, then the model-call budget, then ``ModelCall``.
+  cancellation check, then the model-call budget (:func:`~labkit.core.rules.model_budget`),
+  then ``ModelCall``.
 * A halt records one event named after its reason, sets the stop reason
   (the first one wins), cancels the run and raises :class:`~labkit.RunHalted`.
   After that no body starts and no event is appended.
@@ -50,6 +52,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from . import rules
 from ._sync import run_sync
 from .bodies import (
     ABANDON_GRACE_S,
@@ -78,9 +81,10 @@ from .errors import (
 )
 from .events import ControlEvent, EventKind, StopReason
 from .limits import Limits
+from .rules import Attempt, Refusal
 from .signature import NonFiniteNumber, _encode_str, _number, signature
 
-__all__ = ["ABANDON_GRACE_S", "GUARD_RULES", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
+__all__ = ["ABANDON_GRACE_S", "CancelToken", "ExecutionScope", "GuardedTool", "Usage"]
 
 Clock = Callable[[], float]
 
@@ -130,66 +134,6 @@ class _State(Enum):
     READY = "ready"
     RUNNING = "running"
     FINISHED = "finished"
-
-
-class _Stop(NamedTuple):
-    reason: StopReason
-    name: str
-    count: int  # type: ignore[assignment]  # the event's count, shadowing tuple.count on purpose (a private record)
-    message: str
-
-
-# -- guard rules: each returns a stop or None, checked in this fixed order ------------
-
-
-def _permission(scope: ExecutionScope, tool: GuardedTool, key: str) -> _Stop | None:
-    if tool.capability in scope.capabilities:
-        return None
-    return _Stop(
-        StopReason.PERMISSION_DENIED,
-        tool.name,
-        scope._tool_calls,
-        f"capability {tool.capability!r} is not granted for {tool.name!r}",
-    )
-
-
-def _tool_budget(scope: ExecutionScope, tool: GuardedTool, key: str) -> _Stop | None:
-    limit = scope.limits.tool_calls
-    if scope._tool_calls < limit:
-        return None
-    return _Stop(
-        StopReason.TOOL_BUDGET,
-        tool.name,
-        scope._tool_calls,
-        f"tool budget: {scope._tool_calls} of {limit} tool attempts already admitted",
-    )
-
-
-def _repetition(scope: ExecutionScope, tool: GuardedTool, key: str) -> _Stop | None:
-    seen = scope._signatures.get(key, 0)
-    limit = scope.limits.repetitions
-    if seen < limit:
-        return None
-    return _Stop(
-        StopReason.REPEATED_CALL,
-        tool.name,
-        seen,
-        f"repeated call: {tool.name!r} with these arguments already had {seen} of {limit} attempts",
-    )
-
-
-GUARD_RULES: tuple[Callable[[ExecutionScope, GuardedTool, str], _Stop | None], ...] = (
-    _permission,
-    _tool_budget,
-    _repetition,
-)
-"""The guard's checks after cancellation, in SPEC §3.1 order.
-
-On every call the guard asks these rules, in this order, and the first
-that refuses decides (its stop is recorded and the call is refused before
-its body). Replacing ``GUARD_RULES`` (e.g. with an extra rule) changes what
-every later call is asked.
-"""
 
 
 class ExecutionScope:
@@ -384,8 +328,8 @@ class ExecutionScope:
         if self._deadline_at is not None and self._clock() >= self._deadline_at:
             self._halt_locked(self._deadline_stop())
 
-    def _deadline_stop(self) -> _Stop:
-        return _Stop(
+    def _deadline_stop(self) -> Refusal:
+        return Refusal(
             StopReason.DEADLINE_EXCEEDED,
             "run",
             self._tool_calls,
@@ -405,16 +349,9 @@ class ExecutionScope:
         """
         with self._lock:
             self._check_locked()
-            limit = self.limits.model_calls
-            if self._model_calls >= limit:
-                self._halt_locked(
-                    _Stop(
-                        StopReason.MODEL_BUDGET,
-                        "model",
-                        self._model_calls,
-                        f"model budget: {self._model_calls} of {limit} model calls already made",
-                    )
-                )
+            refusal = rules.model_budget(self.limits, self._model_calls)
+            if refusal is not None:
+                self._halt_locked(refusal)
             self._model_calls += 1
             self._records.append((_MODEL_CALL, "model", self._model_calls))
             return self._model_calls
@@ -440,23 +377,30 @@ class ExecutionScope:
         """
         with self._lock:
             self._check_locked()
-            for rule in GUARD_RULES:
-                stop = rule(self, tool, key)
-                if stop is not None:
-                    self._halt_locked(stop)
+            attempt = self._attempt_locked(tool, key)
+            for rule in rules.GUARD_RULES:
+                refusal = rule(attempt)
+                if refusal is not None:
+                    self._halt_locked(refusal)
             self._tool_calls += 1
             self._signatures[key] = self._signatures.get(key, 0) + 1
             self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
+    def _attempt_locked(self, tool: GuardedTool, key: str) -> Attempt:
+        """What the rules read about a call of ``tool`` with signature ``key``, before its reservation."""
+        return Attempt(
+            tool.name, tool.capability, self.capabilities, self.limits, self._tool_calls, self._signatures.get(key, 0)
+        )
+
     # -- stopping -------------------------------------------------------------------
 
-    def _halt_locked(self, stop: _Stop) -> None:
+    def _halt_locked(self, stop: Refusal) -> None:
         if self._stop is None:
             self._record_stop_locked(stop)
         raise RunHalted(self._stop or stop.reason, stop.message)
 
-    def _record_stop_locked(self, stop: _Stop, *, inside_run: bool = False) -> bool:
+    def _record_stop_locked(self, stop: Refusal, *, inside_run: bool = False) -> bool:
         if self._stop is not None or self._state is _State.FINISHED:
             return False
         self._stop = stop.reason
@@ -475,7 +419,7 @@ class ExecutionScope:
             if reason is StopReason.DEADLINE_EXCEEDED:
                 stop = self._deadline_stop()
             else:
-                stop = _Stop(reason, name, self._model_calls, reason.value)
+                stop = Refusal(reason, name, self._model_calls, reason.value)
             self._record_stop_locked(stop, inside_run=True)
             return self._stop or reason
 
