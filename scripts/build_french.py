@@ -60,6 +60,7 @@ LANGUAGE = "fr"
 CATALOGUES = Path("i18n") / LANGUAGE
 INSTRUCTOR = "notebooks-fr"
 LEARNER = "workbook-fr"
+LEARNER_COPY = "my-workbook-fr"
 HINT = "#hint"
 
 STALE = (
@@ -373,6 +374,13 @@ def build(root: Path, check: bool) -> list[str]:
     instructor, learner = root / INSTRUCTOR, root / LEARNER
     for folder in (instructor, learner):
         folder.mkdir(exist_ok=True)
+    if not check:  # as build_workbook.py does for workbook/: a learner's work found here is copied first
+        for path in sorted(learner.glob("*.ipynb")):
+            if workbook.holds_saved_work(nbformat.read(path, as_version=4)):
+                kept = workbook.keep_saved_work(path, root, LEARNER_COPY)
+                print(
+                    f"{path.relative_to(root)} held saved work: copied to {kept.relative_to(root)} before the rebuild"
+                )
     for name, nb in notebooks.items():
         nb = navigation.with_navigation(nb, nav_source(chapters, appendices, name, navigation.CONTENTS))
         _sync(instructor / name, nb, check, stale, root)

@@ -230,9 +230,9 @@ def holds_saved_work(nb: nbformat.NotebookNode) -> bool:
     return False
 
 
-def keep_saved_work(path: Path, root: Path) -> Path:
-    """Copy ``path`` into the learner's copy under the first free ``NAME.saved-from-workbook[-N].ipynb``."""
-    folder = root / LEARNER_COPY
+def keep_saved_work(path: Path, root: Path, copy: str = LEARNER_COPY) -> Path:
+    """Copy ``path`` into the learner's copy ``copy`` under the first free ``NAME.saved-from-workbook[-N].ipynb``."""
+    folder = root / copy
     folder.mkdir(exist_ok=True)
     n = 1
     while True:

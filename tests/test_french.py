@@ -179,3 +179,17 @@ def test_the_french_copy_is_made_from_the_french_edition_and_kept(tmp_path: Path
     second = subprocess.run(lab, capture_output=True, text=True, check=True)
     assert "01_a_loop_needs_an_owner.updated.ipynb: the new version" in second.stdout
     assert "Prévoir" in chapter.read_text(encoding="utf-8"), "the learner's saved work is never overwritten"
+
+
+def test_a_rebuild_keeps_a_learners_work_found_in_the_french_edition(copy_root: Path):
+    chapter = copy_root / french.LEARNER / "01_a_loop_needs_an_owner.ipynb"
+    nb = nbformat.read(chapter, as_version=4)
+    guess = next(c for c in nb.cells if "guess" in c.metadata.get("tags", []))
+    guess.source = guess.source.replace("...", '"RepeatedCall"', 1)
+    nbformat.write(nb, chapter)
+    saved = chapter.read_bytes()
+    result = run(root=copy_root)
+    assert result.returncode == 0 and "held saved work" in result.stdout
+    kept = copy_root / "my-workbook-fr" / "01_a_loop_needs_an_owner.saved-from-workbook.ipynb"
+    assert kept.read_bytes() == saved
+    assert not french.workbook.holds_saved_work(nbformat.read(chapter, as_version=4)), "the edition is clean again"

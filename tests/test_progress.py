@@ -202,18 +202,28 @@ def test_recording_can_be_turned_off(here: Path, monkeypatch: pytest.MonkeyPatch
 def test_inside_a_labkit_repository_only_my_workbook_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(progress_module.ENV, raising=False)
     repo = tmp_path / "clone"
-    for folder in ("labkit", "notebooks", "workbook", "my-workbook/sub", "docs"):
+    for folder in (
+        "labkit",
+        "notebooks",
+        "workbook",
+        "notebooks-fr",
+        "workbook-fr",
+        "my-workbook/sub",
+        "my-workbook-fr",
+        "docs",
+    ):
         (repo / folder).mkdir(parents=True)
     (repo / "pyproject.toml").write_text('[project]\nname = "labkit"\n', encoding="utf-8")
-    for folder in ("", "notebooks", "workbook", "docs"):
+    for folder in ("", "notebooks", "workbook", "notebooks-fr", "workbook-fr", "docs"):
         assert progress_path(repo / folder) is None, folder
     assert progress_path(repo / "my-workbook") == (repo / "my-workbook" / PROGRESS_FILE).resolve()
+    assert progress_path(repo / "my-workbook-fr") == (repo / "my-workbook-fr" / PROGRESS_FILE).resolve()
     assert progress_path(repo / "my-workbook" / "sub") is not None
     assert progress_path(tmp_path) == (tmp_path / PROGRESS_FILE).resolve()  # outside it: anywhere
     monkeypatch.chdir(repo / "notebooks")
     assert labkit.compare("x", 1, 1).right
     assert not list(repo.rglob(f"{PROGRESS_FILE}*"))
-    assert "only my-workbook/ keeps progress" in progress().note
+    assert "only my-workbook/ and my-workbook-fr/ keep progress" in progress().note
     # this repository itself: its notebooks, its learner edition and its root never record
     for folder in ("", "notebooks", "workbook", "tests"):
         assert progress_path(ROOT / folder) is None
@@ -363,7 +373,8 @@ def test_importing_labkit_does_not_import_the_progress_module() -> None:
 
 
 def _progress_files() -> list[Path]:
-    return [p for p in ROOT.rglob(f"{PROGRESS_FILE}*") if ".venv" not in p.parts and "my-workbook" not in p.parts]
+    learner = {"my-workbook", "my-workbook-fr"}
+    return [p for p in ROOT.rglob(f"{PROGRESS_FILE}*") if ".venv" not in p.parts and not learner & set(p.parts)]
 
 
 def _nbval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

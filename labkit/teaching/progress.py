@@ -10,7 +10,7 @@ was right first time, and where to return.
 **Where.** One JSON file, :data:`PROGRESS_FILE` (``.labkit-progress.json``), in the kernel's working
 directory, which Jupyter makes the notebook's own folder: for ``make lab``, your copy
 ``my-workbook/``. Nothing is sent anywhere. The file is never written inside the labkit repository
-itself except under its ``my-workbook/`` (so running the project's notebooks, ``notebooks/`` and
+itself except under its ``my-workbook/`` or ``my-workbook-fr/`` (so running the project's notebooks, ``notebooks/`` and
 ``workbook/``, under the tests records nothing, and the repository stays as it was); see
 :func:`progress_path`. ``LABKIT_PROGRESS=off`` records nothing anywhere; ``LABKIT_PROGRESS=DIR``
 records in ``DIR`` (the same repository rule applies).
@@ -62,7 +62,7 @@ FORMAT = 1
 """The file's ``format`` field; a file of another format is left alone (kept aside, never misread)."""
 
 _OFF = {"off", "0", "no", "false", "none"}
-_LEARNER_COPY = "my-workbook"  # the one place inside the repository where progress is kept
+_LEARNER_COPIES = ("my-workbook", "my-workbook-fr")  # the only places in the repository that keep progress
 _UNNAMED = "unnamed"
 _problem: str | None = None  # the last record that could not be made, shown by progress()
 
@@ -92,7 +92,7 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
     The rule: the directory is ``directory`` if given, else ``$LABKIT_PROGRESS`` if it names one, else
     the kernel's working directory (a notebook's own folder in Jupyter). Inside a labkit repository
     (a folder whose ``pyproject.toml`` names the project ``labkit``, or any folder under it) only its
-    ``my-workbook/`` records: the repository's ``notebooks/``, ``workbook/`` and root never get a
+    ``my-workbook/`` (or the French ``my-workbook-fr/``) records: the repository's ``notebooks/``, ``workbook/`` and root never get a
     progress file, whoever runs them (nbval, ``make test``, an instructor). ``LABKIT_PROGRESS=off``
     turns recording off everywhere.
     """
@@ -107,7 +107,7 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
     repository = _repository_of(folder)
     if repository is not None:
         inside = folder.relative_to(repository).parts
-        if not inside or inside[0] != _LEARNER_COPY:
+        if not inside or inside[0] not in _LEARNER_COPIES:
             return None
     return folder / PROGRESS_FILE
 
@@ -544,7 +544,7 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
         why = (
             f"recording is off ({ENV}={setting})"
             if setting in _OFF and setting
-            else "nothing is recorded here: inside the labkit repository, only my-workbook/ keeps progress"
+            else "nothing is recorded here: inside the labkit repository, only my-workbook/ and my-workbook-fr/ keep progress"
         )
         return Progress(None, (), why)
     data, note = _read(path)
