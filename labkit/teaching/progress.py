@@ -92,8 +92,8 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
     The rule: the directory is ``directory`` if given, else ``$LABKIT_PROGRESS`` if it names one, else
     the kernel's working directory (a notebook's own folder in Jupyter). Inside a labkit repository
     (a folder whose ``pyproject.toml`` names the project ``labkit``, or any folder under it) only its
-    ``my-workbook/`` (or the French ``my-workbook-fr/``) records: the repository's ``notebooks/``, ``workbook/`` and root never get a
-    progress file, whoever runs them (nbval, ``make test``, an instructor). ``LABKIT_PROGRESS=off``
+    ``my-workbook/`` (or the French ``my-workbook-fr/``) records: the repository's ``notebooks/``,
+    ``workbook/`` and root never get a progress file, whoever runs them (nbval, ``make test``, an instructor). ``LABKIT_PROGRESS=off``
     turns recording off everywhere.
     """
     setting = os.environ.get(ENV, "").strip()
@@ -544,7 +544,8 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
         why = (
             f"recording is off ({ENV}={setting})"
             if setting in _OFF and setting
-            else "nothing is recorded here: inside the labkit repository, only my-workbook/ and my-workbook-fr/ keep progress"
+            else "nothing is recorded here: inside the labkit repository, only my-workbook/"
+            " and my-workbook-fr/ keep progress"
         )
         return Progress(None, (), why)
     data, note = _read(path)
