@@ -93,8 +93,8 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
     the kernel's working directory (a notebook's own folder in Jupyter). Inside a labkit repository
     (a folder whose ``pyproject.toml`` names the project ``labkit``, or any folder under it) only its
     ``my-workbook/`` (or the French ``my-workbook-fr/``) records: the repository's ``notebooks/``,
-    ``workbook/`` and root never get a progress file, whoever runs them (nbval, ``make test``, an instructor). ``LABKIT_PROGRESS=off``
-    turns recording off everywhere.
+    ``workbook/`` and root never get a progress file, whoever runs them (nbval, ``make test``, an
+    instructor). ``LABKIT_PROGRESS=off`` turns recording off everywhere.
     """
     setting = os.environ.get(ENV, "").strip()
     if setting.lower() in _OFF:
