@@ -191,24 +191,24 @@ def test_right_guesses_are_marked_right(name):
     widget.tool_calls_choice.value = tool_calls
     result = widget.run()
     assert result is not None and result.right
-    assert widget.result_html.count("right") == 2 and "wrong" not in widget.result_html
+    assert widget.result_html.count("right") == 2 and "not this time" not in widget.result_html
     assert widget.outcome.status == status and widget.last_check == result
 
 
-def test_each_wrong_guess_is_marked_wrong():
+def test_each_wrong_guess_is_marked_not_this_time_as_check_does():
     widget = predict("repeat", agent="simple")
     widget.status_choice = "Completed"
     widget.tool_calls_choice = SPEC_TABLE["repeat"][1]
     result = widget.run()
     assert not result.right
     status_line, count_line, *_feedback = widget.result_html.split("<br>")
-    assert "you said Completed, it was RepeatedCall" in status_line and "wrong" in status_line
+    assert "you said Completed, it was RepeatedCall" in status_line and "not this time" in status_line
     assert "right" in count_line
     widget.status_choice = "RepeatedCall"
     widget.tool_calls_choice = 3
     widget.run_button.click()
     status_line, count_line, *_feedback = widget.result_html.split("<br>")
-    assert "right" in status_line and "wrong" in count_line and "you said 3, it was 1" in count_line
+    assert "right" in status_line and "not this time" in count_line and "you said 3, it was 1" in count_line
 
 
 def test_prediction_runs_with_the_given_limits():
@@ -256,7 +256,7 @@ def test_a_wrong_guess_on_a_mystery_gets_its_feedback():
     result = widget.run()
     assert not result.right
     status_line, count_line, think, also, *_rest = widget.result_html.split("<br>")
-    assert "wrong" in status_line and "right" in count_line
+    assert "not this time" in status_line and "right" in count_line
     assert think.startswith("<i>think: you said RepeatedCall, but the tool budget decided")
     assert "would also have refused that call" in also and "asks the tool budget first" in also
 

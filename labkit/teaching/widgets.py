@@ -36,13 +36,14 @@ from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
 from . import progress as _progress
 from .charts import counters_chart
 from .frames import events_frame
+from .i18n import _
 from .predict import Check, Mystery, _check_one
 
 __all__ = ["Explorer", "Prediction", "explorer", "predict"]
 
 AGENTS: tuple[AgentKind, ...] = ("harness", "simple")
 CHOOSE = "choose…"
-"""Label of the status dropdown's placeholder (no status chosen yet)."""
+"""Label of the status dropdown's placeholder (no status chosen yet), in English; shown through :func:`_`."""
 
 _STYLE = {"description_width": "13em"}
 _WIDE = w.Layout(width="34em")
@@ -57,12 +58,12 @@ def _check_agent(agent: str) -> AgentKind:
 def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
     """The four limit sliders by :class:`Limits` field name (SPEC §3 ranges, kept small for a lesson)."""
     return {
-        "model_calls": w.IntSlider(min=0, max=10, description="model calls", style=_STYLE, layout=_WIDE),
-        "tool_calls": w.IntSlider(min=0, max=10, description="tool attempts", style=_STYLE, layout=_WIDE),
-        "repetitions": w.IntSlider(min=0, max=5, description="attempts per signature", style=_STYLE, layout=_WIDE),
+        "model_calls": w.IntSlider(min=0, max=10, description=_("model calls"), style=_STYLE, layout=_WIDE),
+        "tool_calls": w.IntSlider(min=0, max=10, description=_("tool attempts"), style=_STYLE, layout=_WIDE),
+        "repetitions": w.IntSlider(min=0, max=5, description=_("attempts per signature"), style=_STYLE, layout=_WIDE),
         # A short maximum: the deadline scenario waits for its deadline, and the kernel waits with it.
         "deadline_s": w.FloatSlider(
-            min=0.1, max=5.0, step=0.1, readout_format=".1f", description="deadline (s)", style=_STYLE, layout=_WIDE
+            min=0.1, max=5.0, step=0.1, readout_format=".1f", description=_("deadline (s)"), style=_STYLE, layout=_WIDE
         ),
     }
 
@@ -122,8 +123,8 @@ class Explorer(w.VBox):
         self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
         self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))
         self.sliders = _limit_sliders()
-        self.run_button = w.Button(description="Run", button_style="primary", icon="play")
-        self.status_line = w.HTML("Not run yet: choose the limits, then press <b>Run</b>.")
+        self.run_button = w.Button(description=_("Run"), button_style="primary", icon="play")
+        self.status_line = w.HTML(_("Not run yet: choose the limits, then press <b>Run</b>."))
         self.events_output = w.Output()
         self.chart_output = w.Output()
         self.outcome: RunOutcome | None = None
@@ -201,14 +202,16 @@ class Explorer(w.VBox):
         """
         scenario, agent, limits = self._scenario.value, self._agent.value, self.limits
         self.run_button.disabled = True
-        self.status_line.value = f"Running {html.escape(scenario)} / {html.escape(agent)}…"
+        self.status_line.value = _("Running {scenario} / {agent}…").format(
+            scenario=html.escape(scenario), agent=html.escape(agent)
+        )
         outcome = None
         try:
             outcome = run(self._choices[scenario], agent=agent, limits=limits)
         finally:
             self.run_button.disabled = False
             if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
-                self.status_line.value = "The run did not return an outcome (see the cell's traceback)."
+                self.status_line.value = _("The run did not return an outcome (see the cell's traceback).")
         self.outcome = outcome
         frame = events_frame(outcome)
         self.events_output.outputs = (_display_data({"text/html": frame.to_html(), "text/plain": frame.to_string()}),)
@@ -267,28 +270,31 @@ class Prediction(w.VBox):
         self._limits = limits
         shown = limits if limits is not None else self._scenario_obj.limits
         self._status = w.Dropdown(
-            options=[(CHOOSE, None), *((s.value, s.value) for s in RunStatus)],
+            options=[(_("choose…"), None), *((s.value, s.value) for s in RunStatus)],  # _("choose…") is CHOOSE
             value=None,
-            description="status",
+            description=_("status"),
             style=_STYLE,
         )
         self._tool_calls = w.BoundedIntText(
-            value=0, min=0, max=max(10, shown.tool_calls), description="ToolCall events", style=_STYLE
+            value=0, min=0, max=max(10, shown.tool_calls), description=_("ToolCall events"), style=_STYLE
         )
-        self.run_button = w.Button(description="Run and check", button_style="primary", icon="check")
-        self.result_line = w.HTML("Choose a status and a ToolCall count, then press <b>Run and check</b>.")
+        self.run_button = w.Button(description=_("Run and check"), button_style="primary", icon="check")
+        self.result_line = w.HTML(_("Choose a status and a ToolCall count, then press <b>Run and check</b>."))
         self.outcome: RunOutcome | None = None
         self.last_check: Check | None = None
         self.run_button.on_click(lambda _button: self.run())
         if self._mystery is not None:  # the step list, never a scenario name
             heading = w.HTML(
-                f"Predict: how will this run end ({html.escape(self._agent_name)})?"
-                f"<pre>{html.escape(str(self._mystery))}</pre>"
+                _("Predict: how will this run end ({agent})?").format(agent=html.escape(self._agent_name))
+                + f"<pre>{html.escape(str(self._mystery))}</pre>"
             )
         else:
             heading = w.HTML(
-                f"Predict: how will <b>{html.escape(self._scenario_obj.name)}</b>"
-                f" ({html.escape(self._agent_name)}, limits {html.escape(str(shown))}) end?"
+                _("Predict: how will <b>{scenario}</b> ({agent}, limits {limits}) end?").format(
+                    scenario=html.escape(self._scenario_obj.name),
+                    agent=html.escape(self._agent_name),
+                    limits=html.escape(str(shown)),
+                )
             )
         super().__init__([heading, self._status, self._tool_calls, self.run_button, self.result_line])
         self.add_class("labkit-prediction")
@@ -337,30 +343,37 @@ class Prediction(w.VBox):
         """
         predicted = self._status.value
         if predicted is None:
-            self.result_line.value = "<b>Choose a status first</b>: nothing was run."
+            self.result_line.value = _("<b>Choose a status first</b>: nothing was run.")
             _progress.record("widget", self.progress_label, attempted=False, right=False)
             return None
         self.run_button.disabled = True
-        self.result_line.value = "Running…"
+        self.result_line.value = _("Running…")
         outcome = None
         try:
             outcome = run(self._scenario_obj, agent=self._agent_name, limits=self._limits)
         finally:
             self.run_button.disabled = False
             if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
-                self.result_line.value = "The run did not return an outcome (see the cell's traceback)."
+                self.result_line.value = _("The run did not return an outcome (see the cell's traceback).")
         result = _check_one(outcome, predicted, self._tool_calls.value, None)
         self.outcome, self.last_check = outcome, result
         _progress.record("widget", self.progress_label, attempted=True, right=result.right)
 
         def line(what: str, said: object, was: object) -> str:
-            mark = "<b style='color:#1e8449'>right</b>" if said == was else "<b style='color:#c0392b'>wrong</b>"
-            return f"{what}: you said {html.escape(str(said))}, it was {html.escape(str(was))} &mdash; {mark}"
+            right = said == was
+            word, colour = (_("right"), "#1e8449") if right else (_("not this time"), "#c0392b")
+            mark = f"<b style='color:{colour}'>{word}</b>"
+            return (
+                _("{what}: you said {said}, it was {was}").format(
+                    what=what, said=html.escape(str(said)), was=html.escape(str(was))
+                )
+                + f" &mdash; {mark}"
+            )
 
         self.result_line.value = "<br>".join(
             [
-                line("status", result.predicted_status, result.actual_status),
-                line("ToolCall count", result.predicted_tool_calls, result.actual_tool_calls),
+                line(_("status"), result.predicted_status, result.actual_status),
+                line(_("ToolCall count"), result.predicted_tool_calls, result.actual_tool_calls),
                 *(f"<i>{html.escape(think)}</i>" for think in result.feedback),
             ]
         )

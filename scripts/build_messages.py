@@ -1,0 +1,102 @@
+"""Extract the teaching helpers' messages and keep their French catalogue and its compiled form current.
+
+Usage:
+    python scripts/build_messages.py            # update labkit/teaching/locale/fr/LC_MESSAGES/labkit.po and .mo
+    python scripts/build_messages.py --check    # exit 1 if either would change, or a message has no French
+
+Every string passed to ``_()`` in ``labkit/teaching/`` is a message (Babel's Python extractor,
+keyword ``_``). The French catalogue keeps each message's translation; a new message gets an
+empty entry (and ``--check`` fails, naming it, until it is translated); a message no longer in
+the code is dropped. ``labkit.mo`` is compiled from the catalogue (gettext reads it at run time).
+See :mod:`labkit.teaching.i18n`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path("labkit") / "teaching"
+CATALOGUE = SOURCE / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+
+
+def messages(root: Path) -> dict[str, list[tuple[str, int]]]:
+    """Every message of the teaching helpers, with where it is used (file relative to the root, line)."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for filename, line, message, _comments, _context in extract_from_dir(
+        root / SOURCE, method_map=[("**.py", "python")], keywords={"_": None}, comment_tags=()
+    ):
+        if isinstance(message, str) and message:
+            found.setdefault(message, []).append(((SOURCE / filename).as_posix(), line))
+    return found
+
+
+def catalogue(root: Path) -> tuple[Catalog, list[str]]:
+    """The French catalogue for the current code, and the messages it has no French for."""
+    path = root / CATALOGUE
+    old = None
+    if path.exists():
+        with path.open("rb") as handle:
+            old = read_po(handle, locale="fr")
+    new = Catalog(locale="fr", project="labkit", domain="labkit")
+    missing = []
+    for message, locations in sorted(messages(root).items()):
+        known = old.get(message) if old is not None else None
+        string = known.string if known is not None and not known.fuzzy else ""
+        new.add(message, string, locations=locations)
+        if not string:
+            missing.append(message)
+    return new, missing
+
+
+def _po_bytes(catalog: Catalog) -> bytes:
+    out = io.BytesIO()
+    write_po(out, catalog, width=0, omit_header=True, sort_output=True)
+    return out.getvalue()
+
+
+def _mo_bytes(catalog: Catalog) -> bytes:
+    out = io.BytesIO()
+    write_mo(out, catalog)
+    return out.getvalue()
+
+
+def build(root: Path, check: bool) -> list[str]:
+    """Write (or, with ``check``, compare) the catalogue and its compiled form; return the problems."""
+    catalog, missing = catalogue(root)
+    problems = [f"no French yet for: {message!r}" for message in missing]
+    for path, data in (
+        (root / CATALOGUE, _po_bytes(catalog)),
+        ((root / CATALOGUE).with_suffix(".mo"), _mo_bytes(catalog)),
+    ):
+        if not path.exists() or path.read_bytes() != data:
+            if check:
+                problems.append(f"out of date: {path.relative_to(root)}")
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+                print(f"wrote {path.relative_to(root)}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
+    parser.add_argument("--root", type=Path, default=ROOT, help="repository root (default: this checkout)")
+    args = parser.parse_args(argv)
+    problems = build(args.root.resolve(), args.check)
+    for problem in problems:
+        print(problem)
+    return 1 if problems and (args.check or any(p.startswith("no French") for p in problems)) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
