@@ -19,8 +19,10 @@ replaced, cell by cell, from a gettext catalogue, ``i18n/fr/NAME.po``:
   version it was;
 * its **msgstr** is the French.
 
-Code cells, their outputs and the notebook's structure are the English ones,
-unchanged (a learner's French notebook runs the very same code). A markdown
+Code cells and the notebook's structure are the English ones, unchanged (a learner's
+French notebook runs the very same code); their stored outputs are the French notebook's own,
+since the teaching helpers speak French there (:mod:`labkit.teaching.i18n`), made by
+``scripts/execute_notebooks.py`` on ``notebooks-fr/`` (``make notebooks`` runs it). A markdown
 cell whose entry is missing, fuzzy or made for an older English text keeps the
 current English text under a visible banner (:data:`STALE` or
 :data:`MISSING`), never stale French shown as if current; ``stale`` lists them
@@ -192,11 +194,24 @@ def _english(root: Path) -> list[Path]:
     return navigation.chapter_paths(folder) + navigation.appendix_paths(folder)
 
 
-def french_notebook(nb: nbformat.NotebookNode, catalog: Catalog | None) -> nbformat.NotebookNode:
-    """``nb`` with its prose in French from ``catalog`` (banners where there is none), same code and outputs."""
+def french_notebook(
+    nb: nbformat.NotebookNode, catalog: Catalog | None, previous: nbformat.NotebookNode | None = None
+) -> nbformat.NotebookNode:
+    """``nb`` with its prose in French from ``catalog`` (banners where there is none), the same code.
+
+    A code cell's outputs are the ones the French notebook stored for that very code (``previous``,
+    the file as it is: the helpers speak French there, so its outputs are its own, made by
+    ``scripts/execute_notebooks.py notebooks-fr``); a code cell that is new or changed gets the
+    English outputs until the French notebook is executed again (nbval then says which differ)."""
     out = nbformat.reads(nbformat.writes(nb), as_version=4)  # a copy
     out.metadata.setdefault("labkit", {})["language"] = LANGUAGE
+    stored = {c.get("id"): c for c in (previous.cells if previous is not None else []) if c.cell_type == "code"}
     for cell in out.cells:
+        if cell.cell_type == "code" and cell.get("id") in stored and stored[cell["id"]].source == cell.source:
+            cell.outputs = stored[cell["id"]].outputs
+            cell.execution_count = stored[cell["id"]].get("execution_count")
+            if "execution" in stored[cell["id"]].metadata:
+                cell.metadata["execution"] = stored[cell["id"]].metadata["execution"]
         if cell.get("id") == navigation.NAV_ID or catalog is None:
             continue
         if cell.cell_type == "markdown":
@@ -366,7 +381,11 @@ def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
 def build(root: Path, check: bool) -> list[str]:
     english = _english(root)
     notebooks = {
-        p.name: french_notebook(nbformat.read(p, as_version=4), read_catalogue(catalogue_path(root, p.name)))
+        p.name: french_notebook(
+            nbformat.read(p, as_version=4),
+            read_catalogue(catalogue_path(root, p.name)),
+            nbformat.read(root / INSTRUCTOR / p.name, as_version=4) if (root / INSTRUCTOR / p.name).exists() else None,
+        )
         for p in english
     }
     chapters, appendices = _entries(notebooks)

@@ -67,7 +67,7 @@ def test_a_translated_chapter_runs_the_english_code_and_shows_no_banner(stem):
     for en_cell, fr_cell in zip(english.cells, fr.cells, strict=True):
         assert fr_cell.cell_type == en_cell.cell_type
         if en_cell.cell_type == "code":
-            assert (fr_cell.source, fr_cell.outputs) == (en_cell.source, en_cell.outputs), en_cell["id"]
+            assert fr_cell.source == en_cell.source, en_cell["id"]  # its outputs are its own (French helpers)
         elif en_cell["id"] != "navigation":
             assert not fr_cell.source.startswith(("> 🇫🇷",)), f"{stem} cell {en_cell['id']} is not translated"
     assert fr.metadata["labkit"]["language"] == "fr"
