@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .i18n import _
+
 __all__ = [
     "ENV",
     "FORMAT",
@@ -392,8 +394,8 @@ class Entry(NamedTuple):
         return not self.done or not self.right
 
     def __str__(self) -> str:
-        state = "not tried yet" if not self.done else "right" if self.right else "not right yet"
-        first = ", right first time" if self.right_first else ""
+        state = _("not tried yet") if not self.done else _("right") if self.right else _("not right yet")
+        first = _(", right first time") if self.right_first else ""
         return f"{self.label}: {state}{first}" + (f" ({self.where})" if self.where else "")
 
 
@@ -418,16 +420,23 @@ class ChapterProgress(NamedTuple):
 
     def summary(self) -> str:
         if not self.entries:
-            return f"{self.chapter}: not started"
-        return f"{self.chapter}: {len(self.done)} of {len(self.entries)} done, {len(self.right_first)} right first time"
+            return _("{chapter}: not started").format(chapter=self.chapter)
+        return _("{chapter}: {done} of {entries} done, {right} right first time").format(
+            chapter=self.chapter, done=len(self.done), entries=len(self.entries), right=len(self.right_first)
+        )
+
+
+def _tried(entry: Entry) -> str:
+    return _("not tried yet") if not entry.done else _("not right yet")
 
 
 def _where(entry: dict[str, Any]) -> str:
     number, section = entry.get("cell_number"), entry.get("section") or ""
     if isinstance(number, int):
-        return f"cell {number}" + (f", under \u201c{section}\u201d" if section else "")
+        where = _("cell {number}").format(number=number)
+        return where + (_(", under \u201c{section}\u201d").format(section=section) if section else "")
     cell = entry.get("cell") or ""
-    return f"cell id {cell}" if cell else ""
+    return _("cell id {cell}").format(cell=cell) if cell else ""
 
 
 def _entry(key: str, value: dict[str, Any]) -> Entry:
@@ -483,13 +492,13 @@ class Progress:
     def __str__(self) -> str:
         lines = []
         if self.note:
-            lines.append(f"note: {self.note}")
+            lines.append(_("note: {note}").format(note=self.note))
         if not self.chapters:
-            lines.append("nothing recorded yet: run a chapter's check cells")
+            lines.append(_("nothing recorded yet: run a chapter's check cells"))
         for item in self.chapters:
             lines.append(item.summary())
             for entry in item.to_return:
-                lines.append(f"  return to: {entry}")
+                lines.append(_("  return to: {entry}").format(entry=entry))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -503,13 +512,14 @@ class Progress:
         rows = []
         for item in self.chapters:
             back = "".join(
-                f"<li>{html.escape(e.label)}: {'not tried yet' if not e.done else 'not right yet'}"
+                f"<li>{html.escape(e.label)}: {_tried(e)}"
                 + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "")
                 + "</li>"
                 for e in item.to_return
             )
-            done = f"{len(item.done)} of {len(item.entries)}" if item.entries else "not started"
-            where = f"<ul style='margin:0'>{back}</ul>" if back else "nothing" if item.entries else ""
+            done = _("{done} of {entries}").format(done=len(item.done), entries=len(item.entries))
+            done = done if item.entries else _("not started")
+            where = f"<ul style='margin:0'>{back}</ul>" if back else _("nothing") if item.entries else ""
             rows.append(
                 "<tr>"
                 f"<td style='text-align:left'>{html.escape(item.chapter)}</td>"
@@ -518,10 +528,11 @@ class Progress:
                 "</tr>"
             )
         note = f"<p><i>{html.escape(self.note)}</i></p>" if self.note else ""
+        head = "".join(
+            f"<th>{title}</th>" for title in (_("chapter"), _("done"), _("right first time"), _("return to"))
+        )
         return (
-            f"{note}<table class='labkit-progress'><thead><tr><th>chapter</th><th>done</th>"
-            "<th>right first time</th><th>return to</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
+            f"{note}<table class='labkit-progress'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
 
 
@@ -542,15 +553,18 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
     if path is None:
         setting = os.environ.get(ENV, "").strip().lower()
         why = (
-            f"recording is off ({ENV}={setting})"
+            _("recording is off ({setting})").format(setting=f"{ENV}={setting}")
             if setting in _OFF and setting
-            else "nothing is recorded here: inside the labkit repository, only my-workbook/"
-            " and my-workbook-fr/ keep progress"
+            else _("nothing is recorded here: in the labkit repository, only my-workbook/ and my-workbook-fr/ record")
         )
         return Progress(None, (), why)
     data, note = _read(path)
     kept = path.with_name(PROGRESS_FILE + ".corrupt")
-    aside = f"an earlier file that could not be read is kept as {kept.name}" if kept.exists() and not _problem else None
+    aside = (
+        _("an earlier file that could not be read is kept as {name}").format(name=kept.name)
+        if kept.exists() and not _problem
+        else None
+    )
     notes = [n for n in (note, _problem, aside) if n]
     recorded = {
         name: tuple(
