@@ -39,11 +39,13 @@ import dataclasses
 import json
 import threading
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 from . import _inputs
 from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
+from ..loops.agents import result_kind
 from ..loops.outcome import RunOutcome, RunStatus
 from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
@@ -469,6 +471,12 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said == StopReason.DEADLINE_EXCEEDED:
         return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
     if said == RunStatus.PROVIDER_UNAVAILABLE:
+        made = outcome.count("ModelCall")
+        if sum(m.role is Role.ASSISTANT for m in outcome.transcript) < made:  # the last one never answered
+            return (
+                f"no model call failed to connect: model call {made} was still waiting for its answer"
+                " when the run stopped (chapter 7)"
+            )
         return "every model call got an answer: none failed to connect (chapter 7)"
     if said == RunStatus.COMPLETED and actual.is_stop:
         return "a run the host stopped is never Completed: its text is withheld (chapter 7)"
@@ -513,16 +521,26 @@ def count_feedback(explanation: Explanation, said: int) -> list[str]:
 
 
 def _count_notes(outcome: RunOutcome) -> str:
-    """What in *this* run a learner may have miscounted: bodies that failed or answered NotFound, refusals."""
+    """What in *this* run a learner may have miscounted, each read from the call's result by the loop's own
+    :func:`~labkit.loops.agents.result_kind`: admitted bodies that failed or answered NotFound (counted),
+    calls that reached no guard (an unknown tool, arguments that did not bind, a reply not run) and
+    refusals (not counted)."""
     results = [m.text or "" for m in outcome.transcript if m.role is Role.TOOL]
+    kinds = Counter(result_kind(text) for text in results)
     notes = []
-    failed = sum(text.startswith("error:") for text in results)
+    failed = kinds["failed"]
     if failed:
         notes.append(f"{failed} failed in {'its body' if failed == 1 else 'their bodies'} and still counted")
-    not_found = sum(text.startswith("NotFound") for text in results)
+    not_found = sum(result_kind(text) == "result" and text.startswith("NotFound") for text in results)
     if not_found:
         notes.append(f"{not_found} answered NotFound, a result, and counted")
-    if any(text.startswith("refused:") for text in results):
+    if kinds["unknown tool"]:
+        notes.append(f"{kinds['unknown tool']} named no tool of the agent and recorded none")
+    if kinds["unbound"]:
+        notes.append(f"{kinds['unbound']} had arguments that did not bind and recorded none")
+    if kinds["cut"] or kinds["repeated ids"]:
+        notes.append("a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls")
+    if kinds["refused"]:
         notes.append("a refused call records none")
     return f" ({'; '.join(notes)})" if notes else ""
 
