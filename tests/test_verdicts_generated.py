@@ -24,7 +24,6 @@ every run); the ``slow`` ones run many more.
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
@@ -33,7 +32,7 @@ from hypothesis import strategies as st
 
 import labkit
 import verdict_kit as kit
-from labkit import Call, Hang, Limits, RunOutcome, Say
+from labkit import Call, Hang, Limits, RunOutcome
 from labkit.loops.scenarios import ALL_CAPABILITIES
 
 FAST = settings(
@@ -144,9 +143,9 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
     waiting = re.match(r"^no model call failed to connect: model call (\d+) was still waiting", line)
     if waiting and (facts.answered or int(waiting.group(1)) != models):
         problems.append(f"{line!r}: {models} model calls, {'all' if facts.answered else 'not all'} answered")
-    if line.startswith(("a run the host stopped", "Incomplete is a loop that ended by itself")):
-        if not outcome.status.is_stop:
-            problems.append(f"{line!r}: the run was not stopped ({outcome.status.value})")
+    stopped = ("a run the host stopped", "Incomplete is a loop that ended by itself")
+    if line.startswith(stopped) and not outcome.status.is_stop:
+        problems.append(f"{line!r}: the run was not stopped ({outcome.status.value})")
     return problems
 
 
@@ -286,7 +285,12 @@ def _problems_of(plan: kit.Plan, status: object, count: object) -> list[str]:
 
 def test_arguments_that_do_not_bind_are_not_a_failed_body():
     """Found: ``'1 failed in its body and still counted': the run has 0`` (a binding failure reaches no guard)."""
-    plan = kit.Plan((Call("read_ticket", '{"input": "x"}'),), Limits(model_calls=1, tool_calls=0, repetitions=0), ALL_CAPABILITIES, "simple")
+    plan = kit.Plan(
+        (Call("read_ticket", '{"input": "x"}'),),
+        Limits(model_calls=1, tool_calls=0, repetitions=0),
+        ALL_CAPABILITIES,
+        "simple",
+    )
     assert _problems_of(plan, "ModelBudget", 1) == []
     feedback = labkit.check(kit.run_plan(plan)[0], status="ModelBudget", tool_calls=1).feedback  # type: ignore[index]
     assert any("1 had arguments that did not bind and recorded none" in line for line in feedback), feedback
@@ -302,5 +306,10 @@ def test_a_call_for_no_tool_is_not_a_failed_body():
 
 def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
     """Found: after ``Hang()`` and a ProviderUnavailable guess, the hint said every model call got an answer."""
-    plan = kit.Plan((Hang(),), Limits(model_calls=1, tool_calls=0, repetitions=0, deadline_s=kit.HANG_DEADLINE_S), ALL_CAPABILITIES, "simple")
+    plan = kit.Plan(
+        (Hang(),),
+        Limits(model_calls=1, tool_calls=0, repetitions=0, deadline_s=kit.HANG_DEADLINE_S),
+        ALL_CAPABILITIES,
+        "simple",
+    )
     assert _problems_of(plan, "ProviderUnavailable", ...) == []
