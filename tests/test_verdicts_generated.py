@@ -24,6 +24,7 @@ every run); the ``slow`` ones run many more.
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -149,7 +150,7 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
     return problems
 
 
-def _cause_problems(cause: str, outcome: RunOutcome, facts: kit.Facts, plan: kit.Plan) -> list[str]:
+def _cause_problems(cause: str, outcome: RunOutcome, plan: kit.Plan) -> list[str]:
     """The deciding cause ("the tool budget decided: ...", "no rule refused anything: ...") against the run."""
     status = outcome.status.value
     if cause.startswith("no rule refused anything"):
@@ -163,24 +164,60 @@ def _cause_problems(cause: str, outcome: RunOutcome, facts: kit.Facts, plan: kit
         if "is false" in cause and status != "Incomplete":
             return [f"{cause!r}: the run ended {status}"]
         return []
-    if status not in kit.RULES or not cause.startswith(f"{kit.RULE_WORDS[status]} decided"):
+    if status not in kit.RULES:
         return [f"{cause!r}: the run ended {status}"]
-    limits = outcome.limits
-    numbers = {
-        "ToolBudget": (r"(\d+) of (\d+) attempts already admitted", (facts.count, limits.tool_calls)),
-        "RepeatedCall": (r"already admitted (\d+) of (\d+)", (limits.repetitions, limits.repetitions)),
-        "ModelBudget": (r"(\d+) of (\d+) model calls already made", (outcome.count("ModelCall"), limits.model_calls)),
-    }
-    if status in numbers:
-        pattern, true = numbers[status]
-        match = re.search(pattern, cause)
-        if match is None or tuple(int(g) for g in match.groups()) != true:
-            return [f"{cause!r}: the run has {true}"]
-    if status == "PermissionDenied":
-        match = re.search(r"needs ([a-z.]+), not granted", cause)
-        if match is None or match.group(1) in plan.grant or match.group(1) not in ALL_CAPABILITIES:
-            return [f"{cause!r}: granted {sorted(plan.grant)}"]
+    attempt, reason = kit.refusal_numbers(outcome, status)
+    said = reason if status == "DeadlineExceeded" else f"it refused {attempt}, {reason}"
+    expected = f"{kit.RULE_WORDS[status]} decided: {said}"
+    if not cause.startswith(expected):
+        return [f"{cause!r}: the run says {expected!r}"]
+    if status == "PermissionDenied" and kit.CAPABILITY[attempt.split("(")[0]] in plan.grant:
+        return [f"{cause!r}: granted {sorted(plan.grant)}"]
     return []
+
+
+_WORDS_RULE = {words: rule for rule, words in kit.RULE_WORDS.items()}
+_SAME_CALL = re.compile(
+    r"^(the [a-z -]+?) would also have refused that call \((.+)\), but the guard asks (the [a-z -]+?) first"
+)
+_LATER = re.compile(r"^without (?:that stop|those stops), (the [a-z -]+?) would have refused (.+) later \((.+)\)$")
+_ENDED = re.compile(r"^without (?:that stop|those stops), the deadline would have ended the run \((.+)\)$")
+_ORDER = ("PermissionDenied", "ToolBudget", "RepeatedCall")
+
+
+def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutcome]]) -> list[str] | None:
+    """An "also" line against the runs that measured its rule; ``None`` when ``line`` is no "also" line."""
+    decided = outcome.status.value
+    match = _SAME_CALL.match(line)
+    if match:
+        rule, first = _WORDS_RULE.get(match.group(1)), _WORDS_RULE.get(match.group(3))
+        if rule not in runs or first != decided or rule not in _ORDER or decided not in _ORDER:
+            return [f"{line!r}: the run ended {decided}; measured {sorted(runs)}"]
+        if _ORDER.index(rule) <= _ORDER.index(decided):
+            return [f"{line!r}: the guard asks {rule} before {decided}"]
+        theirs = kit.first_refused(outcome, decided)
+        for run in runs[rule]:
+            mine = kit.first_refused(run, rule)
+            if mine is not None and theirs is not None and mine[0] == theirs[0]:
+                reason = kit.refusal_numbers(run, rule)[1]
+                return [] if match.group(2) == reason else [f"{line!r}: measured ({reason})"]
+        return [f"{line!r}: {rule} refused no call where the run stopped ({theirs})"]
+    match = _LATER.match(line)
+    if match:
+        rule = _WORDS_RULE.get(match.group(1))
+        if rule not in runs:
+            return [f"{line!r}: measured {sorted(runs)}"]
+        measured = [kit.refusal_numbers(run, rule) for run in runs[rule] if run is not outcome]
+        if (match.group(2), match.group(3)) not in measured:
+            return [f"{line!r}: measured {measured}"]
+        return []
+    match = _ENDED.match(line)
+    if match:
+        if "DeadlineExceeded" not in runs:
+            return [f"{line!r}: the deadline was not measured"]
+        reason = kit.refusal_numbers(runs["DeadlineExceeded"][0], "DeadlineExceeded")[1]
+        return [] if match.group(1) == reason else [f"{line!r}: measured ({reason})"]
+    return None
 
 
 def verdict_problems(
@@ -212,7 +249,8 @@ def verdict_problems(
         problems.append(f"the status was not guessed, yet {status} is printed: {printed!r}")
     if named_statuses := kit.named_statuses(text) - {status, said_status}:
         problems.append(f"names {named_statuses}, which did not happen and were not guessed: {text!r}")
-    rules = kit.oracle(plan.scenario(), plan.agent, outcome, plan.stream)
+    runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream)
+    rules = set(runs)
     if extra := kit.named_rules(text) - rules:
         problems.append(f"names {extra}, which neither refused nor would have (oracle: {rules}): {text!r}")
     if wrong_status:
@@ -220,12 +258,14 @@ def verdict_problems(
         if not first.startswith(f"you said {said_status}, but "):
             problems.append(f"the first line does not answer the guess {said_status}: {first!r}")
         else:
-            problems.extend(_cause_problems(first.removeprefix(f"you said {said_status}, but "), outcome, facts, plan))
+            problems.extend(_cause_problems(first.removeprefix(f"you said {said_status}, but "), outcome, plan))
         if status in kit.RULES and status not in kit.named_rules(text):
             problems.append(f"the deciding rule ({status}) is not named: {text!r}")
         for line in lines[1:]:
-            if not line.startswith("you counted"):
-                problems.extend(_why_not_problems(line, outcome, facts, rules))
+            if line.startswith("you counted"):
+                continue
+            also = _also_problems(line, outcome, runs)
+            problems.extend(_why_not_problems(line, outcome, facts, rules) if also is None else also)
     if wrong_count:
         counted = [line for line in lines if line.startswith("you counted")]
         if len(counted) != 1:
@@ -313,3 +353,196 @@ def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
         "simple",
     )
     assert _problems_of(plan, "ProviderUnavailable", ...) == []
+
+
+# -- per-label checks: each label's verdict is its own run's -------------------------------------------
+
+LABELS = ("a", "b", "c")
+
+
+@st.composite
+def labelled(draw):
+    """2 or 3 labelled plans, and per label a status and a count guess (drawn as in the single check) or none."""
+    count = draw(st.integers(2, 3))
+    chosen = {label: draw(kit.plans()) for label in LABELS[:count]}
+    statuses = {label: draw(GUESS_STATUS) for label in chosen if draw(st.integers(0, 3))}  # a label may be left out
+    counts = {label: draw(GUESS_COUNT) for label in chosen if draw(st.integers(0, 3))}
+    return chosen, statuses, counts
+
+
+def _labelled_checked(chosen, statuses, counts) -> None:
+    ran = {label: kit.run_plan(plan) for label, plan in chosen.items()}
+    if any(r is None for r in ran.values()):
+        return
+    outcomes = {label: r[0] for label, r in ran.items()}  # type: ignore[index]
+    guesses = {label: _guesses(o, statuses.get(label, ...), counts.get(label, ...)) for label, o in outcomes.items()}
+    status_map = {label: guesses[label][0] for label in statuses}
+    count_map = {label: guesses[label][1] for label in counts}
+    result = labkit.check(outcomes, status=status_map, tool_calls=count_map)
+    alone_right = []
+    for label, outcome in outcomes.items():
+        said_status, said_count = guesses[label]
+        alone = labkit.check(outcome, status=said_status, tool_calls=said_count)
+        mine = result[label]
+        assert (mine.right, mine.feedback) == (alone.right, alone.feedback), f"label {label}: {chosen[label]!r}"
+        assert str(mine) == str(alone), f"label {label}"
+        problems = verdict_problems(chosen[label], outcome, ran[label][1], said_status, said_count)  # type: ignore[index]
+        assert not problems, f"label {label}: {chosen[label]!r}, guessed {said_status!r} / {said_count!r}:\n" + (
+            "\n".join(problems)
+        )
+        alone_right.append(alone.right)
+    assert result.right == all(alone_right)
+    if not statuses and not counts:
+        assert not re.search(r"\d", str(result)), str(result)  # nothing guessed: one line, no answer
+
+
+@FAST
+@given(labelled())
+def test_each_label_of_a_labelled_check_is_judged_on_its_own_run(case):
+    _labelled_checked(*case)
+
+
+@pytest.mark.slow
+@SLOW
+@given(labelled())
+def test_each_label_of_a_labelled_check_is_judged_on_its_own_run_many_more(case):
+    _labelled_checked(*case)
+
+
+# -- compare: right exactly when every label is; a label left out is no guess ----------------------------
+
+VALUES = st.integers(0, 3)
+
+
+@st.composite
+def comparisons(draw):
+    actual = draw(st.one_of(VALUES, st.dictionaries(st.sampled_from(LABELS), VALUES, min_size=1)))
+    labels = sorted(actual) if isinstance(actual, dict) else list(LABELS[:2])
+    guess = draw(
+        st.one_of(
+            st.just(...),
+            VALUES,
+            st.dictionaries(st.sampled_from(labels), st.one_of(VALUES, st.just(...))),
+            st.just(actual),
+        )
+    )
+    return guess, actual
+
+
+def _guessed(value: object) -> bool:
+    """A guess was given: not ``...``/``None``; for a mapping, some label's value was given."""
+    if isinstance(value, dict):
+        return any(_guessed(v) for v in value.values())
+    return value is not ... and value is not None
+
+
+@FAST
+@given(comparisons())
+def test_compare_is_right_exactly_when_every_label_is(case):
+    guess, actual = case
+    result = labkit.compare("n", guess, actual)
+    printed = str(result)
+    if isinstance(guess, dict) and isinstance(actual, dict):
+        every_guessed = set(guess) == set(actual) and all(_guessed(v) for v in guess.values())
+        assert result.right == (every_guessed and all(guess[k] == actual[k] for k in actual)), (guess, actual)
+        if not any(_guessed(v) for v in guess.values()):
+            assert not re.search(r"\d", printed), printed  # nothing guessed: the answer stays hidden
+            return
+        for label in actual:
+            line = next(line for line in printed.splitlines() if line.startswith(f"n [{label}]"))
+            said = guess.get(label, ...)
+            if not _guessed(said):
+                assert "no guess yet" in line and str(actual[label]) not in line.split("]", 1)[1], line
+            else:
+                assert line.endswith("right" if said == actual[label] else "not this time"), line
+        return
+    assert result.right == (_guessed(guess) and guess == actual)
+    if not _guessed(guess):
+        assert not re.search(r"\d", printed), printed
+    else:
+        assert printed.endswith("right" if guess == actual else "not this time"), printed
+
+
+# -- the prediction widget gives check's verdict -------------------------------------------------------
+
+
+@FAST
+@given(kit.plans(), st.sampled_from(kit.STATUSES), st.integers(0, 5))
+def test_the_prediction_widget_gives_the_verdict_check_gives(plan, status, count):
+    widgets = pytest.importorskip("labkit.teaching.widgets")
+    plan = kit.Plan(plan.steps, plan.limits, plan.grant, plan.agent)  # the widget makes plain model calls
+    panel = widgets.Prediction(plan.scenario(), plan.agent)
+    panel.status_choice = status
+    panel.tool_calls_choice = count
+    try:
+        verdict = panel.run()
+    except labkit.ScriptExhausted:
+        return
+    outcome = panel.outcome
+    assert verdict is not None and outcome is not None
+    same = labkit.check(outcome, status=status, tool_calls=count)
+    assert (verdict.right, verdict.feedback) == (same.right, same.feedback)
+    assert verdict.right == (status == outcome.status.value and count == outcome.count("ToolCall"))
+    marks = re.findall(r"&mdash; <b style='color:#[0-9a-f]+'>(right|wrong)</b>", panel.result_html)
+    assert marks == [
+        "right" if status == outcome.status.value else "wrong",
+        "right" if count == outcome.count("ToolCall") else "wrong",
+    ]
+    for line in verdict.feedback:
+        assert f"<i>{html.escape(line)}</i>" in panel.result_html
+
+
+def test_a_call_id_sent_again_in_a_later_reply_is_a_call_of_its_own():
+    """Found: with ``id="x"`` in replies 2 and 3, the refusal of reply 3 was read as reply 2's call, and the
+    hint said the tool budget "would also have refused that call" (a result was looked up by id over the
+    whole transcript; an id is unique within one reply only)."""
+    read = Call("read_ticket", {"input": 42})
+    steps = (read, Call("read_ticket", {"input": 42}, id="x"), Call("read_ticket", {"input": 7}, id="x"), "Done.")
+    plan = kit.Plan(steps, Limits(tool_calls=2), ALL_CAPABILITIES, "simple")
+    assert _problems_of(plan, "Completed", ...) == []
+    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
+    feedback = labkit.check(outcome, status="Completed", tool_calls=...).feedback
+    assert any("the tool budget would have refused read_ticket(input=7) later" in line for line in feedback)
+    looser = kit.run_plan(kit.Plan(steps, Limits(tool_calls=2, repetitions=2), ALL_CAPABILITIES, "simple"))
+    requests = [r for r in looser[0].tool_requests if r.call.id == "x"]  # type: ignore[index]
+    assert [r.reply for r in requests] == [2, 3]
+    assert requests[0].result.startswith("Ticket 42") and requests[1].result.startswith("refused: ToolBudget")
+
+
+# -- the timeline chart says which bodies raised (the same reading of results as the hints) --------------
+
+
+@FAST
+@given(kit.plans())
+def test_the_timeline_says_which_bodies_returned_and_which_raised(plan):
+    charts = pytest.importorskip("labkit.teaching.charts")
+    ran = kit.run_plan(plan)
+    if ran is None:
+        return
+    outcome, task = ran
+    bodies = [row for row in charts.timeline_data(outcome) if row.kind == "body"]
+    assert [row.label.split()[0] for row in bodies] == [tool for tool, _, _ in task.log]
+    for row, (tool, value, ending) in zip(bodies, task.log, strict=True):
+        assert row.failed == (ending == "raised"), f"{plan!r}: body {tool}({value}) {ending}, drawn {row.label!r}"
+        assert not row.unknown, f"{plan!r}: body {tool}({value}) {ending}, drawn {row.label!r}"
+
+
+def test_the_timeline_reads_a_reused_call_id_within_its_own_reply():
+    """The same fault as the hint's: finish_review (id "x") raised, then read_ticket (id "x" again) returned;
+    the result of the second was read for the first, and the timeline drew a failed body as returned."""
+    charts = pytest.importorskip("labkit.teaching.charts")
+    steps = (Call("finish_review", {"input": 42}, id="x"), Call("read_ticket", {"input": 42}, id="x"), "Done.")
+    outcome, task = kit.run_plan(kit.Plan(steps, Limits(), ALL_CAPABILITIES, "simple"))  # type: ignore[misc]
+    assert [ending for *_, ending in task.log] == ["raised", "ok"]
+    bodies = [row for row in charts.timeline_data(outcome) if row.kind == "body"]
+    assert [(row.label, row.failed) for row in bodies] == [
+        ("finish_review raised ValueError", True),
+        ("read_ticket returned", False),
+    ]
+
+
+def test_a_label_the_guess_leaves_out_is_no_guess_in_compare():
+    """Found: ``compare("n", {"a": 0}, {"a": 0, "b": 0})`` printed ``n [b] you said - ... not this time``
+    for a label never guessed (``check`` says "no guess yet" for it)."""
+    lines = str(labkit.compare("n", {"a": 0}, {"a": 0, "b": 0})).splitlines()
+    assert lines[0].endswith("right") and "no guess yet" in lines[1] and "not this time" not in lines[1]

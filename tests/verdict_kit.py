@@ -25,6 +25,7 @@ from 0 up, capability sets, both agents, plain or streaming.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 from collections import Counter
@@ -83,9 +84,19 @@ def _run(scenario: Scenario, agent: str, stream: bool = False) -> RunOutcome | E
         return exc
 
 
-def oracle(scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False) -> set[str]:
-    """The rules that refused in ``outcome`` or would have, each measured with every other rule loosened."""
-    refused = {outcome.status.value} & set(RULES)
+def oracle_runs(
+    scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False
+) -> dict[str, list[RunOutcome]]:
+    """Each rule that refused in ``outcome`` or would have, with the runs that measured it.
+
+    The deciding rule's first run is ``outcome`` itself; every other rule R maps to the run of the
+    same script with every other rule loosened, which ended with R's status (its first refusal by R
+    is the attempt R would have refused). The permission rule can refuse once per capability: its
+    runs go on granting each capability it refused, until it refuses no more.
+    """
+    found: dict[str, list[RunOutcome]] = {}
+    if outcome.status.value in RULES:
+        found[outcome.status.value] = [outcome]
     limits = outcome.limits
     every = frozenset(ALL_CAPABILITIES | {t.capability for t in scenario.tools})
     measured_deadline = min(limits.deadline_s, WATCHED_S)
@@ -95,19 +106,38 @@ def oracle(scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = F
         "repetitions": limits.repetitions + BIG,
     }
     kept_field = {"ToolBudget": "tool_calls", "RepeatedCall": "repetitions", "ModelBudget": "model_calls"}
-    for rule in ("PermissionDenied", "ToolBudget", "RepeatedCall", "ModelBudget"):
-        kept = kept_field.get(rule)
-        chosen = Limits(**{**loose, **({kept: getattr(limits, kept)} if kept else {}), "deadline_s": measured_deadline})
-        grants = scenario.capabilities if rule == "PermissionDenied" else every
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=grants), agent, stream)
+    for rule in ("ToolBudget", "RepeatedCall", "ModelBudget"):
+        if rule in found:
+            continue
+        kept = kept_field[rule]
+        chosen = Limits(**{**loose, kept: getattr(limits, kept), "deadline_s": measured_deadline})
+        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream)
         if isinstance(result, RunOutcome) and result.status.value == rule:
-            refused.add(rule)
-    if limits.deadline_s <= WATCHED_S:
+            found[rule] = [result]
+    grants = frozenset(scenario.capabilities)
+    permission = found.get("PermissionDenied", [])
+    for _ in range(len(every) + 1):
+        if permission:
+            refused = first_refused(permission[-1], "PermissionDenied")
+            grants = grants | {CAPABILITY.get(refused[1].split("(")[0], "") if refused else ""}
+        chosen = Limits(**loose, deadline_s=measured_deadline)
+        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=grants), agent, stream)
+        if not (isinstance(result, RunOutcome) and result.status.value == "PermissionDenied"):
+            break
+        permission.append(result)
+    if permission:
+        found["PermissionDenied"] = permission
+    if limits.deadline_s <= WATCHED_S and "DeadlineExceeded" not in found:
         chosen = Limits(**loose, deadline_s=limits.deadline_s)
         result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream)
         if isinstance(result, RunOutcome) and result.status is RunStatus.DEADLINE_EXCEEDED:
-            refused.add("DeadlineExceeded")
-    return refused
+            found["DeadlineExceeded"] = [result]
+    return found
+
+
+def oracle(scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False) -> set[str]:
+    """The rules that refused in ``outcome`` or would have, each measured with every other rule loosened."""
+    return set(oracle_runs(scenario, agent, outcome, stream))
 
 
 # -- the generated runs' tools: the review fixture's bodies, each logging what it did -----------------
@@ -274,6 +304,48 @@ def answered(outcome: RunOutcome) -> list[tuple[labkit.Message, dict[str, str]]]
         elif message.role is labkit.Role.TOOL and replies:
             replies[-1][1].setdefault(message.tool_call_id or "", message.text or "")
     return replies
+
+
+def first_refused(outcome: RunOutcome, rule: str) -> tuple[tuple[int, int], str] | None:
+    """Where the first call refused by ``rule`` was asked (reply number, place in the reply) and it in words."""
+    for number, (reply, results) in enumerate(answered(outcome), start=1):
+        for place, call in enumerate(reply.tool_calls):
+            if results.get(call.id, "").startswith(f"refused: {rule}"):
+                return (number, place), _words(call.name, call.arguments)
+    return None
+
+
+def _words(name: str, arguments: str) -> str:
+    """A call as a hint writes it: ``read_ticket(input=42)``, the arguments as the model sent them."""
+    value = json.loads(arguments)
+    return f"{name}({', '.join(f'{key}={item!r}' for key, item in value.items())})"
+
+
+def refusal_numbers(run: RunOutcome, rule: str) -> tuple[str, str]:
+    """What refused and the numbers behind it, as ``(attempt, reason)``, counted from ``run`` (which ``rule`` ended)."""
+    limits = run.limits
+    if rule == "ModelBudget":
+        made = run.count("ModelCall")
+        return f"model call {made + 1}", f"{made} of {limits.model_calls} model calls already made"
+    if rule == "DeadlineExceeded":
+        before = list(itertools.takewhile(lambda e: e.kind.value not in RULES, run.events))
+        last = before[-1] if before else None
+        waiting = (
+            f"the body of {last.name}"
+            if last is not None and last.kind.value == "ToolCall"
+            else f"model call {last.count}"
+            if last is not None and last.kind.value == "ModelCall"
+            else "the run"
+        )
+        return waiting, f"{limits.deadline_s:g} s passed while {waiting} was waiting"
+    where = first_refused(run, rule)
+    attempt = where[1] if where is not None else "?"
+    if rule == "PermissionDenied":
+        name = attempt.split("(")[0]
+        return attempt, f"needs {CAPABILITY.get(name, 'a capability')}, not granted"
+    if rule == "ToolBudget":
+        return attempt, f"{run.count('ToolCall')} of {limits.tool_calls} attempts already admitted"
+    return attempt, f"same signature, already admitted {limits.repetitions} of {limits.repetitions}"
 
 
 def facts(outcome: RunOutcome, task: LoggedTask, plan: Plan) -> Facts:

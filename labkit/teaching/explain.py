@@ -259,15 +259,9 @@ def describe_call(call: ToolCall) -> str:
 
 def _refused_call(outcome: RunOutcome, reason: str) -> tuple[ToolCall | None, int]:
     """The call the stop refused (the first ``refused: <reason>`` result) and the model call that asked for it."""
-    results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
-    replies = 0
-    for message in outcome.transcript:
-        if message.role is not Role.ASSISTANT:
-            continue
-        replies += 1
-        for call in message.tool_calls:
-            if results.get(call.id, "").startswith(f"refused: {reason}"):
-                return call, replies
+    for request in outcome.tool_requests:  # each result matched within its own reply (ids may come again)
+        if (request.result or "").startswith(f"refused: {reason}"):
+            return request.call, request.reply
     return None, outcome.count("ModelCall")
 
 

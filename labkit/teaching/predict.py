@@ -157,9 +157,10 @@ class Comparison(NamedTuple):
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
             return _line(self.what, None, self.was)
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
-            # one guess per label (e.g. per runtime): one aligned line per label of the run
+            # one guess per label (e.g. per runtime): one aligned line per label of the run; a label
+            # the guess leaves out is no guess yet for that label (as in check), never "not this time"
             keys = list(self.was) + [key for key in self.said if key not in self.was]
-            lines = [(f"{self.what} [{key}]", self.said.get(key, "-"), self.was.get(key, "-")) for key in keys]
+            lines = [(f"{self.what} [{key}]", self.said.get(key), self.was.get(key, "-")) for key in keys]
             widths = _widths(lines)
             return "\n".join(_line(*line, widths) for line in lines)
         return _line(self.what, self.said, self.was)
@@ -446,7 +447,9 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
         guess: the learner's guess; ``...`` or ``None`` means "no guess yet".
             A mapping compared with a mapping (one guess per label, e.g. per
             runtime) prints one aligned line per label, ``what [label]``; a label
-            missing on one side shows ``-``. It is right only if every label is.
+            the guess leaves out is "no guess yet" for that label (as in :func:`check`),
+            a guessed label no value has shows ``it was -``. It is right only if every
+            label is guessed and right.
         actual: the observed value.
         chapter: the chapter to record it under when the notebook's name is not known (a script).
 
