@@ -63,7 +63,8 @@ _COUNT_LINE = re.compile(
     r" admitted an attempt(?: \((.+)\))?$"
 )
 _REFUSED_COUNT_LINE = re.compile(
-    r"^you counted (\d+) ToolCall events: the attempt (.+) refused records none \(it was refused before its body\)$"
+    r"^you counted (\d+) ToolCall events: (?:the attempt (.+) refused|the refused attempt) records none"
+    r" \(it was refused before its body\)$"
 )
 
 
@@ -105,8 +106,8 @@ def _count_problems(line: str, said: object, outcome: RunOutcome, facts: kit.Fac
         counted, rule = match.groups()
         if int(counted) != said:
             problems.append(f"quotes {counted}, the guess was {said}")
-        if outcome.status.value not in kit.GUARD_RULES or kit.RULE_WORDS[outcome.status.value] != rule:
-            problems.append(f"says {rule} refused an attempt; the run ended {outcome.status.value}")
+        if outcome.status.value not in kit.GUARD_RULES or rule not in (None, kit.RULE_WORDS[outcome.status.value]):
+            problems.append(f"says {rule or 'the guard'} refused an attempt; the run ended {outcome.status.value}")
         return problems
     return [f"a count line no oracle knows: {line!r}"]
 
@@ -247,6 +248,8 @@ def verdict_problems(
     printed = str(result)
     if said_status is ... and re.search(rf"\b{status}\b", printed):
         problems.append(f"the status was not guessed, yet {status} is printed: {printed!r}")
+    if said_status is ... and kit.named_rules(text):
+        problems.append(f"the status was not guessed, yet the hint names {kit.named_rules(text)}: {text!r}")
     if named_statuses := kit.named_statuses(text) - {status, said_status}:
         problems.append(f"names {named_statuses}, which did not happen and were not guessed: {text!r}")
     runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream)
@@ -546,3 +549,18 @@ def test_a_label_the_guess_leaves_out_is_no_guess_in_compare():
     for a label never guessed (``check`` says "no guess yet" for it)."""
     lines = str(labkit.compare("n", {"a": 0}, {"a": 0, "b": 0})).splitlines()
     assert lines[0].endswith("right") and "no guess yet" in lines[1] and "not this time" not in lines[1]
+
+
+def test_a_count_hint_does_not_give_away_a_status_not_guessed_yet():
+    """Found: status ``...``, count 1 for a run the permission rule stopped before any attempt: the hint
+    said "the attempt the permission rule refused records none", the status the learner had not guessed."""
+    plan = kit.Plan((Call("read_ticket", {"input": 42}),), Limits(), frozenset(), "simple")
+    assert _problems_of(plan, ..., 1) == []
+    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
+    (line,) = labkit.check(outcome, status=..., tool_calls=1).feedback
+    assert (
+        line
+        == "think: you counted 1 ToolCall events: the refused attempt records none (it was refused before its body)"
+    )
+    (named,) = labkit.check(outcome, status="PermissionDenied", tool_calls=1).feedback
+    assert "the attempt the permission rule refused records none" in named

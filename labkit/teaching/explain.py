@@ -495,17 +495,22 @@ def status_feedback(explanation: Explanation, said: str) -> list[str]:
     return lines
 
 
-def count_feedback(explanation: Explanation, said: int) -> list[str]:
-    """The line after a wrong ``ToolCall`` count ``said`` (``[]`` when right)."""
+def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = True) -> list[str]:
+    """The line after a wrong ``ToolCall`` count ``said`` (``[]`` when right).
+
+    Args:
+        explanation: the run, explained.
+        said: the guessed count.
+        name_rule: the line may name the rule that refused; ``False`` while the status is not
+            guessed yet (naming the rule would give the status away).
+    """
     admitted = explanation.outcome.count("ToolCall")
     if said == admitted:
         return []
     decided = explanation.decided
     if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER:
-        return [
-            f"you counted {said} ToolCall events: the attempt {decided.name} refused records none"
-            " (it was refused before its body)"
-        ]
+        who = f"the attempt {decided.name} refused" if name_rule else "the refused attempt"
+        return [f"you counted {said} ToolCall events: {who} records none (it was refused before its body)"]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
     listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
     return [

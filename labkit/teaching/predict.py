@@ -121,7 +121,8 @@ def _feedback(
         if wrong_status:
             lines.extend(status_feedback(explanation, status))  # type: ignore[arg-type]
         if wrong_count:
-            lines.extend(count_feedback(explanation, tool_calls))  # type: ignore[arg-type]
+            # the status stays hidden while it is not guessed: the count's line then names no rule
+            lines.extend(count_feedback(explanation, tool_calls, name_rule=status is not None))  # type: ignore[arg-type]
     if events is not None:
         recorded = {e.kind.value for e in outcome.events}
         guessed = {kind for kind, _, _ in events}
