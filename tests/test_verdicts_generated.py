@@ -564,3 +564,67 @@ def test_a_count_hint_does_not_give_away_a_status_not_guessed_yet():
     )
     (named,) = labkit.check(outcome, status="PermissionDenied", tool_calls=1).feedback
     assert "the attempt the permission rule refused records none" in named
+
+
+# -- status bingo: a square's hint says what its run measured ------------------------------------------
+
+
+@st.composite
+def squares(draw):
+    """A bingo square from a generated plan, its limits brought under the board's ceiling, and the status wanted."""
+    from labkit.teaching.capstone import BINGO_LIMITS, ScriptedModel
+
+    plan = draw(kit.plans())
+    limits = Limits(
+        model_calls=min(plan.limits.model_calls, BINGO_LIMITS.model_calls),
+        tool_calls=min(plan.limits.tool_calls, BINGO_LIMITS.tool_calls),
+        repetitions=min(plan.limits.repetitions, BINGO_LIMITS.repetitions),
+        deadline_s=min(plan.limits.deadline_s, BINGO_LIMITS.deadline_s),
+    )
+    wanted = draw(st.sampled_from(list(labkit.RunStatus)))
+    return ScriptedModel(list(plan.steps), grant=plan.grant, limits=limits), wanted
+
+
+_CLAUSE = re.compile(r"; (?=without |the [a-z -]+? would also have refused that call)")
+
+
+def _square_checked(model, wanted) -> None:
+    from labkit.teaching.capstone import check_bingo, new_board
+    from labkit.teaching.explain import how_to
+
+    board = new_board()
+    board[wanted.value] = model
+    square = check_bingo(board)[wanted.value]
+    if square.state == "right":
+        assert all(isinstance(o, RunOutcome) and o.status is wanted for o in square.outcomes.values())
+        return
+    agent, wrong = next(
+        (a, r) for a, r in square.outcomes.items() if not (isinstance(r, RunOutcome) and r.status is wanted)
+    )
+    if not isinstance(wrong, RunOutcome):
+        return  # a script that ran out or raised: test_explain checks that no rule is named
+    hint = square.line.split(" Hint: ", 1)[1]
+    tail = f"; {how_to(wanted)}"
+    assert hint.endswith(tail), hint
+    cause, *also = _CLAUSE.split(hint.removesuffix(tail))
+    plan = kit.Plan(tuple(model.steps), model.limits, model.grant, agent)
+    runs = kit.oracle_runs(model.scenario(f"bingo-{wanted.value}"), agent, wrong)
+    problems = _cause_problems(cause, wrong, plan)
+    for clause in also:
+        problems.extend(_also_problems(clause, wrong, runs) or [])
+        if _also_problems(clause, wrong, runs) is None:
+            problems.append(f"a clause no oracle knows: {clause!r}")
+    assert not problems, f"{model!r}, wanted {wanted.value}:\n" + "\n".join(problems)
+
+
+@FAST
+@given(squares())
+def test_a_bingo_hint_says_what_its_run_measured(square):
+    _square_checked(*square)
+
+
+@pytest.mark.slow
+@SLOW
+@given(squares())
+def test_a_bingo_hint_says_what_its_run_measured_many_more(square):
+    _square_checked(*square)
