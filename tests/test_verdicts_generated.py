@@ -221,32 +221,80 @@ def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutco
     return None
 
 
+def _events_guess(outcome: RunOutcome, kind: object) -> object:
+    """An events guess drawn as a kind: ``None`` (not asked), ``...``, the run's own, or it without Middleware."""
+    if kind is None or kind is ...:
+        return kind
+    events = [(e.kind.value, e.name, e.count) for e in outcome.events]
+    return events if kind == "actual" else [e for e in events if e[0] != "Middleware"]
+
+
+GUESS_EVENTS = st.sampled_from([None, None, None, ..., "actual", "no middleware"])
+
+_MIDDLEWARE_LINE = "passes the middleware first"
+
+
+def _middleware_problems(line: str, outcome: RunOutcome, facts: kit.Facts) -> list[str]:
+    """The Middleware line after an events guess that left it out, against the order of the events."""
+    seen: dict[str, int] = {}
+    guarded: dict[str, int] = {}
+    for event in outcome.events:
+        kind = event.kind.value
+        if kind == "Middleware":
+            seen[event.name] = seen.get(event.name, 0) + 1
+        elif kind == "ToolCall" or kind in kit.GUARD_RULES:
+            guarded[event.name] = guarded.get(event.name, 0) + 1
+            if guarded[event.name] > seen.get(event.name, 0):
+                return [f"{line!r}: {kind} {event.name} came with no Middleware event before it"]
+    if line.startswith("every tool call the model asks for") and (facts.unknown or facts.not_run_reply):
+        return [f"{line!r}: {facts.unknown} calls named no tool and reached no middleware"]
+    return []
+
+
 def verdict_problems(
-    plan: kit.Plan, outcome: RunOutcome, task: kit.LoggedTask, said_status: object, said_count: object
+    plan: kit.Plan,
+    outcome: RunOutcome,
+    task: kit.LoggedTask,
+    said_status: object,
+    said_count: object,
+    said_events: object = None,
 ) -> list[str]:
     """Everything wrong with ``labkit.check``'s verdict on this run and these guesses (``[]``: all true)."""
     facts = kit.facts(outcome, task, plan)
     if facts.count != outcome.count("ToolCall"):  # the oracle itself: one ToolCall event per body run
         return [f"the bodies ran {facts.count} times, {outcome.count('ToolCall')} ToolCall events"]
-    result = labkit.check(outcome, status=said_status, tool_calls=said_count)
+    result = labkit.check(outcome, status=said_status, tool_calls=said_count, events=said_events)
     status, count = outcome.status.value, outcome.count("ToolCall")
-    guessed = said_status is not ... and said_count is not ...
-    right = guessed and said_status == status and said_count == count
+    actual_events = [(e.kind.value, e.name, e.count) for e in outcome.events]
+    guessed = said_status is not ... and said_count is not ... and said_events is not ...
+    events_right = said_events is None or said_events == actual_events
+    right = guessed and said_status == status and said_count == count and events_right
     wrong_status = said_status is not ... and said_status != status
     wrong_count = said_count is not ... and said_count != count
     problems = []
     if result.right != right:
         problems.append(f"check says right={result.right}, the guesses are {'right' if right else 'not right'}")
-    if not (wrong_status or wrong_count):
-        if result.feedback:
-            problems.append(f"no wrong guess, yet a hint: {result.feedback}")
-        return problems
-    if not result.feedback:
-        return [*problems, "a wrong guess got no hint"]
-    lines = [line.removeprefix("think: ") for line in result.feedback]
-    text = " ".join(lines)
     printed = str(result)
-    if said_status is ... and re.search(rf"\b{status}\b", printed):
+    if said_events is ... and any(f"{k} {n} {c}" in printed for k, n, c in actual_events):
+        problems.append(f"the events were not guessed, yet they are printed: {printed!r}")
+    lines = [line.removeprefix("think: ") for line in result.feedback]
+    middleware = [line for line in lines if _MIDDLEWARE_LINE in line]
+    for line in middleware:
+        problems.extend(_middleware_problems(line, outcome, facts))
+    left_out = isinstance(said_events, list) and {"Middleware"} & {k for k, _, _ in actual_events} - {
+        k for k, _, _ in said_events
+    }
+    if bool(middleware) != bool(left_out):
+        problems.append(f"the Middleware line is {'given' if middleware else 'missing'}: {lines}")
+    lines = [line for line in lines if _MIDDLEWARE_LINE not in line]
+    if not (wrong_status or wrong_count):
+        if lines:
+            problems.append(f"no wrong guess, yet a hint: {lines}")
+        return problems
+    if not lines:
+        return [*problems, "a wrong guess got no hint"]
+    text = " ".join(lines)
+    if said_status is ... and said_events is None and re.search(rf"\b{status}\b", printed):
         problems.append(f"the status was not guessed, yet {status} is printed: {printed!r}")
     if said_status is ... and kit.named_rules(text):
         problems.append(f"the status was not guessed, yet the hint names {kit.named_rules(text)}: {text!r}")
@@ -278,27 +326,30 @@ def verdict_problems(
     return problems
 
 
-def _checked(plan: kit.Plan, status: object, offset: object) -> None:
+def _checked(plan: kit.Plan, status: object, offset: object, events: object = None) -> None:
     ran = kit.run_plan(plan)
     if ran is None:
         return  # the script ran out: no outcome to check
     outcome, task = ran
     said_status, said_count = _guesses(outcome, status, offset)
-    problems = verdict_problems(plan, outcome, task, said_status, said_count)
-    assert not problems, f"{plan!r}, guessed {said_status!r} / {said_count!r}:\n" + "\n".join(problems)
+    said_events = _events_guess(outcome, events)
+    problems = verdict_problems(plan, outcome, task, said_status, said_count, said_events)
+    assert not problems, f"{plan!r}, guessed {said_status!r} / {said_count!r} / events {events!r}:\n" + "\n".join(
+        problems
+    )
 
 
 @FAST
-@given(kit.plans(), GUESS_STATUS, GUESS_COUNT)
-def test_every_verdict_of_check_is_true_of_the_run(plan, status, offset):
-    _checked(plan, status, offset)
+@given(kit.plans(), GUESS_STATUS, GUESS_COUNT, GUESS_EVENTS)
+def test_every_verdict_of_check_is_true_of_the_run(plan, status, offset, events):
+    _checked(plan, status, offset, events)
 
 
 @pytest.mark.slow
 @SLOW
-@given(kit.plans(), GUESS_STATUS, GUESS_COUNT)
-def test_every_verdict_of_check_is_true_of_the_run_many_more(plan, status, offset):
-    _checked(plan, status, offset)
+@given(kit.plans(), GUESS_STATUS, GUESS_COUNT, GUESS_EVENTS)
+def test_every_verdict_of_check_is_true_of_the_run_many_more(plan, status, offset, events):
+    _checked(plan, status, offset, events)
 
 
 @FAST
@@ -628,3 +679,14 @@ def test_a_bingo_hint_says_what_its_run_measured(square):
 @given(squares())
 def test_a_bingo_hint_says_what_its_run_measured_many_more(square):
     _square_checked(*square)
+
+
+def test_the_middleware_line_makes_no_claim_about_calls_for_no_tool():
+    """Found: after an events guess without Middleware, for a reply asking read_ticket, audit_log (no such
+    tool) and read_ticket: "every tool call the model asks for passes the middleware first", yet
+    audit_log reached no middleware."""
+    read = Call("read_ticket", {"input": 42})
+    plan = kit.Plan(([read, Call("audit_log", {"input": 42}), read],), Limits(), ALL_CAPABILITIES, "simple")
+    outcome, task = kit.run_plan(plan)  # type: ignore[misc]
+    guess = [(e.kind.value, e.name, e.count) for e in outcome.events if e.kind.value != "Middleware"]
+    assert verdict_problems(plan, outcome, task, "RepeatedCall", ..., guess) == []

@@ -127,8 +127,9 @@ def _feedback(
         recorded = {e.kind.value for e in outcome.events}
         guessed = {kind for kind, _, _ in events}
         if "Middleware" in recorded and "Middleware" not in guessed:
+            # true of every run: a call for no tool, or in a reply that is not run, reaches no middleware
             lines.append(
-                "every tool call the model asks for passes the middleware first (a Middleware event),"
+                "a call the guard sees passes the middleware first (a Middleware event),"
                 " even a call the guard then refuses"
             )
     return tuple(f"think: {line}" for line in lines)
