@@ -300,7 +300,7 @@ def verdict_problems(
         problems.append(f"the status was not guessed, yet the hint names {kit.named_rules(text)}: {text!r}")
     if named_statuses := kit.named_statuses(text) - {status, said_status}:
         problems.append(f"names {named_statuses}, which did not happen and were not guessed: {text!r}")
-    runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream)
+    runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream, plan.concurrent)
     rules = set(runs)
     if extra := kit.named_rules(text) - rules:
         problems.append(f"names {extra}, which neither refused nor would have (oracle: {rules}): {text!r}")

@@ -77,15 +77,15 @@ def named_statuses(text: str) -> set[str]:
     return {s for s in STATUSES if re.search(rf"\b{s}\b", text)}
 
 
-def _run(scenario: Scenario, agent: str, stream: bool = False) -> RunOutcome | Exception:
+def _run(scenario: Scenario, agent: str, stream: bool = False, concurrent: bool = False) -> RunOutcome | Exception:
     try:
-        return labkit.run(scenario, agent=agent, stream=stream)
+        return labkit.run(scenario, agent=agent, stream=stream, concurrent_tool_calls=concurrent)
     except Exception as exc:  # a script that runs out: that run ends without any rule
         return exc
 
 
 def oracle_runs(
-    scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False
+    scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False, concurrent: bool = False
 ) -> dict[str, list[RunOutcome]]:
     """Each rule that refused in ``outcome`` or would have, with the runs that measured it.
 
@@ -111,7 +111,7 @@ def oracle_runs(
             continue
         kept = kept_field[rule]
         chosen = Limits(**{**loose, kept: getattr(limits, kept), "deadline_s": measured_deadline})
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream)
+        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream, concurrent)
         if isinstance(result, RunOutcome) and result.status.value == rule:
             found[rule] = [result]
     grants = frozenset(scenario.capabilities)
@@ -121,7 +121,7 @@ def oracle_runs(
             refused = first_refused(permission[-1], "PermissionDenied")
             grants = grants | {CAPABILITY.get(refused[1].split("(")[0], "") if refused else ""}
         chosen = Limits(**loose, deadline_s=measured_deadline)
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=grants), agent, stream)
+        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=grants), agent, stream, concurrent)
         if not (isinstance(result, RunOutcome) and result.status.value == "PermissionDenied"):
             break
         permission.append(result)
@@ -129,15 +129,17 @@ def oracle_runs(
         found["PermissionDenied"] = permission
     if limits.deadline_s <= WATCHED_S and "DeadlineExceeded" not in found:
         chosen = Limits(**loose, deadline_s=limits.deadline_s)
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream)
+        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent, stream, concurrent)
         if isinstance(result, RunOutcome) and result.status is RunStatus.DEADLINE_EXCEEDED:
             found["DeadlineExceeded"] = [result]
     return found
 
 
-def oracle(scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False) -> set[str]:
+def oracle(
+    scenario: Scenario, agent: str, outcome: RunOutcome, stream: bool = False, concurrent: bool = False
+) -> set[str]:
     """The rules that refused in ``outcome`` or would have, each measured with every other rule loosened."""
-    return set(oracle_runs(scenario, agent, outcome, stream))
+    return set(oracle_runs(scenario, agent, outcome, stream, concurrent))
 
 
 # -- the generated runs' tools: the review fixture's bodies, each logging what it did -----------------
@@ -207,6 +209,7 @@ class Plan:
     grant: frozenset[str]
     agent: str
     stream: bool = False
+    concurrent: bool = False
 
     def scenario(self) -> Scenario:
         return labkit.scenario(
@@ -238,7 +241,8 @@ def plans(draw: Any, agent: str | None = None) -> Plan:
     )
     grant = draw(st.sampled_from([ALL_CAPABILITIES, ALL_CAPABILITIES, frozenset({"ticket.read"}), frozenset()]))
     chosen = agent or draw(st.sampled_from(["simple", "harness"]))
-    return Plan(tuple(steps), limits, grant, chosen, draw(st.booleans()))
+    concurrent = draw(st.sampled_from([False, False, False, True]))  # the calls of one reply at once (chapter 8)
+    return Plan(tuple(steps), limits, grant, chosen, draw(st.booleans()), concurrent)
 
 
 # -- what a run did, counted independently -------------------------------------------------------------
@@ -384,7 +388,12 @@ def facts(outcome: RunOutcome, task: LoggedTask, plan: Plan) -> Facts:
 
 def run_plan(plan: Plan) -> tuple[RunOutcome, LoggedTask] | None:
     """Run ``plan`` once: its outcome and host state, or ``None`` when the script ran out (no outcome)."""
-    setup = labkit.prepare(plan.scenario(), agent=plan.agent, stream=plan.stream)  # type: ignore[arg-type]
+    setup = labkit.prepare(
+        plan.scenario(),
+        agent=plan.agent,  # type: ignore[arg-type]
+        stream=plan.stream,
+        concurrent_tool_calls=plan.concurrent,
+    )
     try:
         outcome = labkit.run(setup)
     except labkit.ScriptExhausted:
