@@ -465,7 +465,7 @@ def test_each_label_of_a_labelled_check_is_judged_on_its_own_run_many_more(case)
 
 # -- compare: right exactly when every label is; a label left out is no guess ----------------------------
 
-VALUES = st.integers(0, 3)
+VALUES = st.one_of(st.integers(0, 3), st.sampled_from(["1", "2"]), st.none())  # "1" prints as 1 does
 
 
 @st.composite
@@ -490,31 +490,59 @@ def _guessed(value: object) -> bool:
     return value is not ... and value is not None
 
 
-@FAST
-@given(comparisons())
-def test_compare_is_right_exactly_when_every_label_is(case):
-    guess, actual = case
+def _alike(said: object, was: object) -> bool:
+    """A wrong guess that prints exactly like the answer (``"1"`` for ``1``)."""
+    return _guessed(said) and said != was and str(said) == str(was)
+
+
+def _compared(guess: object, actual: object) -> None:
     result = labkit.compare("n", guess, actual)
     printed = str(result)
+    reasons = [line for line in printed.splitlines() if line.startswith("think: ")]
     if isinstance(guess, dict) and isinstance(actual, dict):
-        every_guessed = set(guess) == set(actual) and all(_guessed(v) for v in guess.values())
-        assert result.right == (every_guessed and all(guess[k] == actual[k] for k in actual)), (guess, actual)
-        if not any(_guessed(v) for v in guess.values()):
+        every = set(guess) == set(actual) and all(_guessed(guess[k]) and guess[k] == actual[k] for k in actual)
+        assert result.right == every, (guess, actual)
+        if not _guessed(guess):
             assert not re.search(r"\d", printed), printed  # nothing guessed: the answer stays hidden
             return
         for label in actual:
             line = next(line for line in printed.splitlines() if line.startswith(f"n [{label}]"))
             said = guess.get(label, ...)
             if not _guessed(said):
-                assert "no guess yet" in line and str(actual[label]) not in line.split("]", 1)[1], line
+                assert "no guess yet" in line and "it was" not in line, line
             else:
                 assert line.endswith("right" if said == actual[label] else "not this time"), line
+        alike = [label for label in actual if _alike(guess.get(label), actual[label])]
+        assert [r.split("]", 1)[0].removeprefix("think: n [") for r in reasons] == alike, printed
         return
     assert result.right == (_guessed(guess) and guess == actual)
     if not _guessed(guess):
         assert not re.search(r"\d", printed), printed
-    else:
-        assert printed.endswith("right" if guess == actual else "not this time"), printed
+        return
+    assert printed.splitlines()[0].endswith("right" if guess == actual else "not this time"), printed
+    assert bool(reasons) == _alike(guess, actual), printed
+    for reason in reasons:
+        assert f"you said {guess!r} ({type(guess).__name__}), it was {actual!r} ({type(actual).__name__})" in reason
+
+
+@FAST
+@given(comparisons())
+def test_compare_is_right_exactly_when_every_label_is(case):
+    _compared(*case)
+
+
+def test_a_label_guessed_as_none_is_no_guess_even_when_the_answer_is_none():
+    """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"."""
+    result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
+    assert not result.right and "no guess yet" in str(result).splitlines()[0]
+
+
+def test_a_guess_that_prints_like_the_answer_says_why_it_is_not_right():
+    """``compare`` gave no reason after a wrong guess; the one it can give without inventing a cause."""
+    assert str(labkit.compare("n", "3", 3)).splitlines()[1] == (
+        "think: n: you said '3' (str), it was 3 (int): they print alike but are not the same value"
+    )
+    assert "think" not in str(labkit.compare("n", 4, 3))  # a plainly different value: the line says it all
 
 
 # -- the prediction widget gives check's verdict -------------------------------------------------------

@@ -71,6 +71,17 @@ def _line(what: str, said: object, was: object, widths: tuple[int, int] | None =
     return f"{what:<{label}} you said {said!s:<{value}} it was {was!s:<{value}} {mark}"
 
 
+def _alike(what: str, said: object, was: object) -> str | None:
+    """The one reason a wrong guess can be given without knowing where ``was`` came from: it prints
+    exactly like the answer but is another value (``"3"`` for ``3``); ``None`` otherwise."""
+    if _no_guess(said) or said == was or str(said) != str(was):
+        return None
+    return (
+        f"think: {what}: you said {said!r} ({type(said).__name__}), it was {was!r} ({type(was).__name__}):"
+        " they print alike but are not the same value"
+    )
+
+
 def _event_text(event: EventGuess) -> str:
     kind, name, count = event
     return f"{kind} {name} {count}"
@@ -152,8 +163,15 @@ class Comparison(NamedTuple):
 
     @property
     def right(self) -> bool:
-        """The guess equals what happened (``False`` without a guess)."""
-        return self.guessed and self.said == self.was
+        """The guess equals what happened (``False`` without a guess); one guess per label is right
+        only when every label is guessed (not ``...`` or ``None``) and right."""
+        if not self.guessed:
+            return False
+        if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
+            return self.said.keys() == self.was.keys() and all(
+                not _no_guess(self.said[key]) and self.said[key] == self.was[key] for key in self.was
+            )
+        return self.said == self.was
 
     def __str__(self) -> str:
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
@@ -164,8 +182,11 @@ class Comparison(NamedTuple):
             keys = list(self.was) + [key for key in self.said if key not in self.was]
             lines = [(f"{self.what} [{key}]", self.said.get(key), self.was.get(key, "-")) for key in keys]
             widths = _widths(lines)
-            return "\n".join(_line(*line, widths) for line in lines)
-        return _line(self.what, self.said, self.was)
+            text = [_line(*line, widths) for line in lines]
+            text.extend(reason for what, said, was in lines if (reason := _alike(what, said, was)) is not None)
+            return "\n".join(text)
+        reason = _alike(self.what, self.said, self.was)
+        return _line(self.what, self.said, self.was) + ("" if reason is None else f"\n{reason}")
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -456,6 +477,12 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
         chapter: the chapter to record it under when the notebook's name is not known (a script).
 
     The comparison is recorded in your progress, as :func:`check` is (:func:`labkit.progress`).
+
+    Returns:
+        A :class:`Comparison`; printed, one line (one per label), and after a wrong guess that
+        prints exactly like the answer (``"3"`` for ``3``) a ``think:`` line naming both types.
+        No other reason is given: ``compare`` does not know where ``actual`` came from, so any
+        cause it named would be invented.
     """
     result = Comparison(what, None if _no_guess(guess) else guess, actual)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
