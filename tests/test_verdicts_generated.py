@@ -138,8 +138,13 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
         problems.append(f"{line!r}: the tool budget refused, or would have")
     if "no call came after them" in line and "ModelBudget" in rules:
         problems.append(f"{line!r}: the model-call budget refused, or would have")
-    if line.startswith("every tool asked for had its capability granted") and facts.ungranted_asked:
-        problems.append(f"{line!r}: a call for a tool not granted reached the guard")
+    if line.startswith("every tool asked for had its capability granted") and facts.ungranted_requested:
+        problems.append(f"{line!r}: the model asked for {facts.ungranted_requested}, not granted")
+    asked = re.match(r"^(.+) (?:was|were) asked for without (?:its|their) capability granted, but no such call", line)
+    if asked and (asked.group(1).split(", ") != facts.ungranted_requested or facts.ungranted_asked):
+        problems.append(
+            f"{line!r}: asked for {facts.ungranted_requested}; one reached the guard: {facts.ungranted_asked}"
+        )
     if line.startswith("every model call got an answer") and not facts.answered:
         problems.append(f"{line!r}: a model call got no answer")
     waiting = re.match(r"^no model call failed to connect: model call (\d+) was still waiting", line)
@@ -667,6 +672,43 @@ def squares(draw):
 _CLAUSE = re.compile(r"; (?=without |the [a-z -]+? would also have refused that call)")
 
 
+_COUNTERS = re.compile(
+    r"(\w+) \(ModelCall (\d+)/(\d+), ToolCall (\d+)/(\d+), most attempts of one signature (\d+)/(\d+)\)"
+)
+_RIGHT_COUNTERS = re.compile(
+    r"right under both agents: ModelCall (\d+)/(\d+), ToolCall (\d+)/(\d+), most attempts of one signature (\d+)/(\d+)"
+)
+
+
+def _counters_checked(square, model) -> None:
+    """The counters a square's line prints, against the same script run again with logged bodies."""
+    line = square.line.split(" Hint: ", 1)[0]
+    printed = [m.groups() for m in _COUNTERS.finditer(line)]
+    right = _RIGHT_COUNTERS.search(line)
+    if right:
+        printed = [("", *right.groups())]
+    if not printed:
+        return  # a script that ran out or raised under every agent: no counters
+    for agent, ran in square.outcomes.items():
+        if not isinstance(ran, RunOutcome):
+            continue
+        again = kit.run_plan(kit.Plan(tuple(model.steps), model.limits, model.grant, agent))
+        assert again is not None
+        outcome, task = again
+        facts = kit.facts(outcome, task, kit.Plan(tuple(model.steps), model.limits, model.grant, agent))
+        limits = model.limits
+        true = (
+            str(outcome.count("ModelCall")),
+            f"{limits.model_calls}",
+            str(facts.count),
+            f"{limits.tool_calls}",
+            str(facts.most_repeated),
+            f"{limits.repetitions}",
+        )
+        shown = [numbers for status, *numbers in printed if status in ("", outcome.status.value)]
+        assert tuple(shown[0]) == true if shown else False, f"{model!r} / {agent}: {line!r}, the run has {true}"
+
+
 def _square_checked(model, wanted) -> None:
     from labkit.teaching.capstone import check_bingo, new_board
     from labkit.teaching.explain import how_to
@@ -674,6 +716,7 @@ def _square_checked(model, wanted) -> None:
     board = new_board()
     board[wanted.value] = model
     square = check_bingo(board)[wanted.value]
+    _counters_checked(square, model)
     if square.state == "right":
         assert all(isinstance(o, RunOutcome) and o.status is wanted for o in square.outcomes.values())
         return
@@ -718,3 +761,13 @@ def test_the_middleware_line_makes_no_claim_about_calls_for_no_tool():
     outcome, task = kit.run_plan(plan)  # type: ignore[misc]
     guess = [(e.kind.value, e.name, e.count) for e in outcome.events if e.kind.value != "Middleware"]
     assert verdict_problems(plan, outcome, task, "RepeatedCall", ..., guess) == []
+
+
+def test_a_tool_asked_for_without_its_capability_is_not_called_granted():
+    """Found by reading the claim against the transcript: finish_review asked for with arguments that do not
+    bind, review.finish not granted, then a PermissionDenied guess: "every tool asked for had its capability
+    granted" (it was asked for; it never reached the guard)."""
+    plan = kit.Plan((Call("finish_review", "{}"), "Done."), Limits(), frozenset({"ticket.read"}), "simple")
+    assert _problems_of(plan, "PermissionDenied", 0) == []
+    feedback = labkit.check(kit.run_plan(plan)[0], status="PermissionDenied", tool_calls=0).feedback  # type: ignore[index]
+    assert any("finish_review was asked for without its capability granted" in line for line in feedback), feedback

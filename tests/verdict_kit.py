@@ -260,6 +260,8 @@ class Facts:
         unbound: how many requested calls had arguments that did not bind (no guard).
         refused: how many calls were refused before their body (``refused:`` results).
         ungranted_asked: a call reached the guard (it bound) for a tool whose capability is not granted.
+        ungranted_requested: the tools the model asked for whose capability is not granted (whether or not
+            a call of them bound, ran or came after the stop), in the order first asked.
         repeat_came: a call reached the guard whose signature was already admitted ``repetitions`` times.
         answered: every model call got a reply (none hung or failed).
         not_run_reply: a reply's call ids repeated, so none of its calls ran.
@@ -272,6 +274,7 @@ class Facts:
     unbound: int = 0
     refused: int = 0
     ungranted_asked: bool = False
+    ungranted_requested: list[str] = field(default_factory=list)
     repeat_came: bool = False
     answered: bool = True
     not_run_reply: bool = False
@@ -360,6 +363,11 @@ def facts(outcome: RunOutcome, task: LoggedTask, plan: Plan) -> Facts:
     seen: Counter = Counter()
     replies = answered(outcome)
     found.answered = len(replies) == outcome.count("ModelCall")
+    for reply, _ in replies:
+        for call in reply.tool_calls:
+            ungranted = call.name in CAPABILITY and CAPABILITY[call.name] not in plan.grant
+            if ungranted and call.name not in found.ungranted_requested:
+                found.ungranted_requested.append(call.name)
     for reply, results in replies:
         if len({c.id for c in reply.tool_calls}) < len(reply.tool_calls):
             found.not_run_reply = True  # a reply whose ids repeat runs none of its calls

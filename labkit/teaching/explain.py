@@ -166,6 +166,9 @@ class Explanation:
             at model call 3"``), or ``None`` when no counterfactual run was made.
         replayed: counterfactual runs were made (the run's origin was known and scripted).
         condition: the host condition in words, when known.
+        ungranted: the tools the model asked for whose capability the run did not grant, in the
+            order first asked (whether or not a call of them reached the guard); ``None`` when the
+            run's origin, and so its grants, is not known.
     """
 
     outcome: RunOutcome
@@ -174,6 +177,7 @@ class Explanation:
     ending: str | None = None
     replayed: bool = False
     condition: str | None = None
+    ungranted: tuple[str, ...] | None = None
 
     @property
     def rules(self) -> frozenset[str]:
@@ -378,6 +382,13 @@ def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple
     return tuple(also), None
 
 
+def _ungranted(outcome: RunOutcome, scenario: Scenario) -> tuple[str, ...]:
+    """The tools the model asked for whose capability ``scenario`` (the run's grants) leaves out."""
+    needs = {tool.name: tool.capability for tool in scenario.tools}
+    asked = (r.call.name for r in outcome.tool_requests)
+    return tuple(dict.fromkeys(n for n in asked if n in needs and needs[n] not in scenario.capabilities))
+
+
 _cache: dict[int, tuple[weakref.ref, Explanation]] = {}
 _cache_lock = threading.Lock()
 _CACHE_KEPT = 256
@@ -412,13 +423,14 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
     scenario = origin.scenario if origin is not None else None
     decided = _refusal(outcome, scenario)
     condition = scenario.condition if scenario is not None else None
+    ungranted = _ungranted(outcome, scenario) if scenario is not None else None
     also: tuple[Refusal, ...] = ()
     ending = None
     replayed = False
     if decided is not None and _replayable(origin):
         also, ending = _chain(origin, outcome, decided)  # type: ignore[arg-type]
         replayed = True
-    explanation = Explanation(outcome, decided, also, ending, replayed, condition)
+    explanation = Explanation(outcome, decided, also, ending, replayed, condition, ungranted)
     with _cache_lock:
         _cache[id(outcome)] = (weakref.ref(outcome), explanation)
         while len(_cache) > _CACHE_KEPT:
@@ -459,9 +471,7 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
             " a limit refuses the next call, never the last one made (chapter 6)"
         )
     if said == StopReason.PERMISSION_DENIED:
-        return (
-            "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
-        )
+        return _why_not_permission(explanation.ungranted)
     if said == StopReason.DEADLINE_EXCEEDED:
         return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
     if said == RunStatus.PROVIDER_UNAVAILABLE:
@@ -477,6 +487,22 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said == RunStatus.INCOMPLETE and actual.is_stop:
         return "Incomplete is a loop that ended by itself; this one was stopped (chapter 7)"
     return None
+
+
+def _why_not_permission(ungranted: tuple[str, ...] | None) -> str:
+    """Why no call was refused for its capability: every tool asked for was granted, or none of the
+    calls for one that was not reached the guard (its arguments did not bind, or it came after the stop)."""
+    if ungranted is None:  # the grants are not known: say only what the run's events show
+        return "no call the guard saw needed a capability that was left out (chapter 4)"
+    if not ungranted:
+        return (
+            "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
+        )
+    one = len(ungranted) == 1
+    return (
+        f"{', '.join(ungranted)} {'was' if one else 'were'} asked for without {'its' if one else 'their'} capability"
+        " granted, but no such call reached the guard (chapter 4)"
+    )
 
 
 def status_feedback(explanation: Explanation, said: str) -> list[str]:
