@@ -2,24 +2,29 @@
 
 Hypothesis writes runs (:mod:`verdict_kit`: scripts of calls, batches, text,
 hangs and provider failures; repeated and changed arguments, unknown tools,
-arguments that do not bind, failing bodies; limits from 0 up; capability sets;
-both agents, plain or streaming) and guesses (right, wrong or left as ``...``).
-Each verdict of :func:`labkit.check`, :func:`labkit.compare` and the
-prediction widget is then held against oracles that never call
-``labkit.teaching.explain``:
+arguments that do not bind, failing bodies, call ids reused; limits from 0 up;
+capability sets; both agents, plain or streaming, the calls of a reply one
+after another or at once) and guesses (right, wrong or left as ``...``; events
+too). Each verdict of :func:`labkit.check` (one run or per label),
+:func:`labkit.compare`, the prediction widget, the timeline chart and the bingo
+checker is then held against oracles that never call ``labkit.teaching.explain``:
 
 * right exactly when every guess equals the run; no hint after a right guess,
-  a hint after every wrong one; an unguessed value never shown;
+  a hint after every wrong one; a value not guessed is never shown, and a count
+  hint names no rule while the status is not guessed;
 * every rule a hint names refused or would have (:func:`verdict_kit.oracle`),
   and the deciding rule is named after a wrong status guess;
-* every number, tool name and claim a hint makes is true of the run, counted
-  from its tools' own log and its transcript (:func:`verdict_kit.facts`);
+* every number, tool name and claim a hint makes (the deciding attempt and its
+  counters, each "also" refusal, the count notes, the "why not" lines) is true
+  of the run, counted from its tools' own log, its transcript and the oracle's
+  runs (:func:`verdict_kit.facts`, :func:`verdict_kit.oracle_runs`);
 * a hint quotes the guess it answers, and names no status that did not happen
   except the one guessed;
 * per-label checks: each label's verdict and hint are those of its own run alone.
 
-The fast tests run a few dozen examples each, derandomized (the same examples
-every run); the ``slow`` ones run many more.
+The fast tests run 40 examples each, derandomized (the same examples every
+run); the ``slow`` ones run 400. The minimal example of each fault found is
+kept at the end, as a test of its own.
 """
 
 from __future__ import annotations
@@ -372,48 +377,6 @@ def test_an_unguessed_check_never_shows_the_answer(plan):
     assert not labelled.right and outcome.status.value not in str(labelled) and not re.search(r"\d", str(labelled))
 
 
-# -- the minimal examples hypothesis found (each failed before its fix) ---------------------------------
-
-
-def _problems_of(plan: kit.Plan, status: object, count: object) -> list[str]:
-    ran = kit.run_plan(plan)
-    assert ran is not None
-    outcome, task = ran
-    return verdict_problems(plan, outcome, task, status, count)
-
-
-def test_arguments_that_do_not_bind_are_not_a_failed_body():
-    """Found: ``'1 failed in its body and still counted': the run has 0`` (a binding failure reaches no guard)."""
-    plan = kit.Plan(
-        (Call("read_ticket", '{"input": "x"}'),),
-        Limits(model_calls=1, tool_calls=0, repetitions=0),
-        ALL_CAPABILITIES,
-        "simple",
-    )
-    assert _problems_of(plan, "ModelBudget", 1) == []
-    feedback = labkit.check(kit.run_plan(plan)[0], status="ModelBudget", tool_calls=1).feedback  # type: ignore[index]
-    assert any("1 had arguments that did not bind and recorded none" in line for line in feedback), feedback
-    assert not any("failed in" in line for line in feedback), feedback
-
-
-def test_a_call_for_no_tool_is_not_a_failed_body():
-    plan = kit.Plan((Call("audit_log", {"input": 42}), "Review finished."), Limits(), ALL_CAPABILITIES, "harness")
-    assert _problems_of(plan, "Incomplete", 1) == []
-    feedback = labkit.check(kit.run_plan(plan)[0], status="Incomplete", tool_calls=1).feedback  # type: ignore[index]
-    assert any("1 named no tool of the agent and recorded none" in line for line in feedback), feedback
-
-
-def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
-    """Found: after ``Hang()`` and a ProviderUnavailable guess, the hint said every model call got an answer."""
-    plan = kit.Plan(
-        (Hang(),),
-        Limits(model_calls=1, tool_calls=0, repetitions=0, deadline_s=kit.HANG_DEADLINE_S),
-        ALL_CAPABILITIES,
-        "simple",
-    )
-    assert _problems_of(plan, "ProviderUnavailable", ...) == []
-
-
 # -- per-label checks: each label's verdict is its own run's -------------------------------------------
 
 LABELS = ("a", "b", "c")
@@ -536,12 +499,6 @@ def test_compare_is_right_exactly_when_every_label_is(case):
     _compared(*case)
 
 
-def test_a_label_guessed_as_none_is_no_guess_even_when_the_answer_is_none():
-    """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"."""
-    result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
-    assert not result.right and "no guess yet" in str(result).splitlines()[0]
-
-
 def test_a_guess_that_prints_like_the_answer_says_why_it_is_not_right():
     """``compare`` gave no reason after a wrong guess; the one it can give without inventing a cause."""
     assert str(labkit.compare("n", "3", 3)).splitlines()[1] == (
@@ -579,23 +536,6 @@ def test_the_prediction_widget_gives_the_verdict_check_gives(plan, status, count
         assert f"<i>{html.escape(line)}</i>" in panel.result_html
 
 
-def test_a_call_id_sent_again_in_a_later_reply_is_a_call_of_its_own():
-    """Found: with ``id="x"`` in replies 2 and 3, the refusal of reply 3 was read as reply 2's call, and the
-    hint said the tool budget "would also have refused that call" (a result was looked up by id over the
-    whole transcript; an id is unique within one reply only)."""
-    read = Call("read_ticket", {"input": 42})
-    steps = (read, Call("read_ticket", {"input": 42}, id="x"), Call("read_ticket", {"input": 7}, id="x"), "Done.")
-    plan = kit.Plan(steps, Limits(tool_calls=2), ALL_CAPABILITIES, "simple")
-    assert _problems_of(plan, "Completed", ...) == []
-    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
-    feedback = labkit.check(outcome, status="Completed", tool_calls=...).feedback
-    assert any("the tool budget would have refused read_ticket(input=7) later" in line for line in feedback)
-    looser = kit.run_plan(kit.Plan(steps, Limits(tool_calls=2, repetitions=2), ALL_CAPABILITIES, "simple"))
-    requests = [r for r in looser[0].tool_requests if r.call.id == "x"]  # type: ignore[index]
-    assert [r.reply for r in requests] == [2, 3]
-    assert requests[0].result.startswith("Ticket 42") and requests[1].result.startswith("refused: ToolBudget")
-
-
 # -- the timeline chart says which bodies raised (the same reading of results as the hints) --------------
 
 
@@ -612,42 +552,6 @@ def test_the_timeline_says_which_bodies_returned_and_which_raised(plan):
     for row, (tool, value, ending) in zip(bodies, task.log, strict=True):
         assert row.failed == (ending == "raised"), f"{plan!r}: body {tool}({value}) {ending}, drawn {row.label!r}"
         assert not row.unknown, f"{plan!r}: body {tool}({value}) {ending}, drawn {row.label!r}"
-
-
-def test_the_timeline_reads_a_reused_call_id_within_its_own_reply():
-    """The same fault as the hint's: finish_review (id "x") raised, then read_ticket (id "x" again) returned;
-    the result of the second was read for the first, and the timeline drew a failed body as returned."""
-    charts = pytest.importorskip("labkit.teaching.charts")
-    steps = (Call("finish_review", {"input": 42}, id="x"), Call("read_ticket", {"input": 42}, id="x"), "Done.")
-    outcome, task = kit.run_plan(kit.Plan(steps, Limits(), ALL_CAPABILITIES, "simple"))  # type: ignore[misc]
-    assert [ending for *_, ending in task.log] == ["raised", "ok"]
-    bodies = [row for row in charts.timeline_data(outcome) if row.kind == "body"]
-    assert [(row.label, row.failed) for row in bodies] == [
-        ("finish_review raised ValueError", True),
-        ("read_ticket returned", False),
-    ]
-
-
-def test_a_label_the_guess_leaves_out_is_no_guess_in_compare():
-    """Found: ``compare("n", {"a": 0}, {"a": 0, "b": 0})`` printed ``n [b] you said - ... not this time``
-    for a label never guessed (``check`` says "no guess yet" for it)."""
-    lines = str(labkit.compare("n", {"a": 0}, {"a": 0, "b": 0})).splitlines()
-    assert lines[0].endswith("right") and "no guess yet" in lines[1] and "not this time" not in lines[1]
-
-
-def test_a_count_hint_does_not_give_away_a_status_not_guessed_yet():
-    """Found: status ``...``, count 1 for a run the permission rule stopped before any attempt: the hint
-    said "the attempt the permission rule refused records none", the status the learner had not guessed."""
-    plan = kit.Plan((Call("read_ticket", {"input": 42}),), Limits(), frozenset(), "simple")
-    assert _problems_of(plan, ..., 1) == []
-    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
-    (line,) = labkit.check(outcome, status=..., tool_calls=1).feedback
-    assert (
-        line
-        == "think: you counted 1 ToolCall events: the refused attempt records none (it was refused before its body)"
-    )
-    (named,) = labkit.check(outcome, status="PermissionDenied", tool_calls=1).feedback
-    assert "the attempt the permission rule refused records none" in named
 
 
 # -- status bingo: a square's hint says what its run measured ------------------------------------------
@@ -752,6 +656,63 @@ def test_a_bingo_hint_says_what_its_run_measured_many_more(square):
     _square_checked(*square)
 
 
+# -- the minimal examples hypothesis found, each failing before its fix --------------------------------
+
+
+def _problems_of(plan: kit.Plan, status: object, count: object) -> list[str]:
+    ran = kit.run_plan(plan)
+    assert ran is not None
+    outcome, task = ran
+    return verdict_problems(plan, outcome, task, status, count)
+
+
+def test_arguments_that_do_not_bind_are_not_a_failed_body():
+    """Found: ``'1 failed in its body and still counted': the run has 0`` (a binding failure reaches no guard)."""
+    plan = kit.Plan(
+        (Call("read_ticket", '{"input": "x"}'),),
+        Limits(model_calls=1, tool_calls=0, repetitions=0),
+        ALL_CAPABILITIES,
+        "simple",
+    )
+    assert _problems_of(plan, "ModelBudget", 1) == []
+    feedback = labkit.check(kit.run_plan(plan)[0], status="ModelBudget", tool_calls=1).feedback  # type: ignore[index]
+    assert any("1 had arguments that did not bind and recorded none" in line for line in feedback), feedback
+    assert not any("failed in" in line for line in feedback), feedback
+
+
+def test_a_call_for_no_tool_is_not_a_failed_body():
+    plan = kit.Plan((Call("audit_log", {"input": 42}), "Review finished."), Limits(), ALL_CAPABILITIES, "harness")
+    assert _problems_of(plan, "Incomplete", 1) == []
+    feedback = labkit.check(kit.run_plan(plan)[0], status="Incomplete", tool_calls=1).feedback  # type: ignore[index]
+    assert any("1 named no tool of the agent and recorded none" in line for line in feedback), feedback
+
+
+def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
+    """Found: after ``Hang()`` and a ProviderUnavailable guess, the hint said every model call got an answer."""
+    plan = kit.Plan(
+        (Hang(),),
+        Limits(model_calls=1, tool_calls=0, repetitions=0, deadline_s=kit.HANG_DEADLINE_S),
+        ALL_CAPABILITIES,
+        "simple",
+    )
+    assert _problems_of(plan, "ProviderUnavailable", ...) == []
+
+
+def test_a_count_hint_does_not_give_away_a_status_not_guessed_yet():
+    """Found: status ``...``, count 1 for a run the permission rule stopped before any attempt: the hint
+    said "the attempt the permission rule refused records none", the status the learner had not guessed."""
+    plan = kit.Plan((Call("read_ticket", {"input": 42}),), Limits(), frozenset(), "simple")
+    assert _problems_of(plan, ..., 1) == []
+    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
+    (line,) = labkit.check(outcome, status=..., tool_calls=1).feedback
+    assert (
+        line
+        == "think: you counted 1 ToolCall events: the refused attempt records none (it was refused before its body)"
+    )
+    (named,) = labkit.check(outcome, status="PermissionDenied", tool_calls=1).feedback
+    assert "the attempt the permission rule refused records none" in named
+
+
 def test_the_middleware_line_makes_no_claim_about_calls_for_no_tool():
     """Found: after an events guess without Middleware, for a reply asking read_ticket, audit_log (no such
     tool) and read_ticket: "every tool call the model asks for passes the middleware first", yet
@@ -771,3 +732,47 @@ def test_a_tool_asked_for_without_its_capability_is_not_called_granted():
     assert _problems_of(plan, "PermissionDenied", 0) == []
     feedback = labkit.check(kit.run_plan(plan)[0], status="PermissionDenied", tool_calls=0).feedback  # type: ignore[index]
     assert any("finish_review was asked for without its capability granted" in line for line in feedback), feedback
+
+
+def test_a_call_id_sent_again_in_a_later_reply_is_a_call_of_its_own():
+    """Found: with ``id="x"`` in replies 2 and 3, the refusal of reply 3 was read as reply 2's call, and the
+    hint said the tool budget "would also have refused that call" (a result was looked up by id over the
+    whole transcript; an id is unique within one reply only)."""
+    read = Call("read_ticket", {"input": 42})
+    steps = (read, Call("read_ticket", {"input": 42}, id="x"), Call("read_ticket", {"input": 7}, id="x"), "Done.")
+    plan = kit.Plan(steps, Limits(tool_calls=2), ALL_CAPABILITIES, "simple")
+    assert _problems_of(plan, "Completed", ...) == []
+    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
+    feedback = labkit.check(outcome, status="Completed", tool_calls=...).feedback
+    assert any("the tool budget would have refused read_ticket(input=7) later" in line for line in feedback)
+    looser = kit.run_plan(kit.Plan(steps, Limits(tool_calls=2, repetitions=2), ALL_CAPABILITIES, "simple"))
+    requests = [r for r in looser[0].tool_requests if r.call.id == "x"]  # type: ignore[index]
+    assert [r.reply for r in requests] == [2, 3]
+    assert requests[0].result.startswith("Ticket 42") and requests[1].result.startswith("refused: ToolBudget")
+
+
+def test_the_timeline_reads_a_reused_call_id_within_its_own_reply():
+    """The same fault as the hint's: finish_review (id "x") raised, then read_ticket (id "x" again) returned;
+    the result of the second was read for the first, and the timeline drew a failed body as returned."""
+    charts = pytest.importorskip("labkit.teaching.charts")
+    steps = (Call("finish_review", {"input": 42}, id="x"), Call("read_ticket", {"input": 42}, id="x"), "Done.")
+    outcome, task = kit.run_plan(kit.Plan(steps, Limits(), ALL_CAPABILITIES, "simple"))  # type: ignore[misc]
+    assert [ending for *_, ending in task.log] == ["raised", "ok"]
+    bodies = [row for row in charts.timeline_data(outcome) if row.kind == "body"]
+    assert [(row.label, row.failed) for row in bodies] == [
+        ("finish_review raised ValueError", True),
+        ("read_ticket returned", False),
+    ]
+
+
+def test_a_label_the_guess_leaves_out_is_no_guess_in_compare():
+    """Found: ``compare("n", {"a": 0}, {"a": 0, "b": 0})`` printed ``n [b] you said - ... not this time``
+    for a label never guessed (``check`` says "no guess yet" for it)."""
+    lines = str(labkit.compare("n", {"a": 0}, {"a": 0, "b": 0})).splitlines()
+    assert lines[0].endswith("right") and "no guess yet" in lines[1] and "not this time" not in lines[1]
+
+
+def test_a_label_guessed_as_none_is_no_guess_even_when_the_answer_is_none():
+    """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"."""
+    result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
+    assert not result.right and "no guess yet" in str(result).splitlines()[0]
