@@ -514,7 +514,7 @@ def test_a_guess_that_prints_like_the_answer_says_why_it_is_not_right():
 @given(kit.plans(), st.sampled_from(kit.STATUSES), st.integers(0, 5))
 def test_the_prediction_widget_gives_the_verdict_check_gives(plan, status, count):
     widgets = pytest.importorskip("labkit.teaching.widgets")
-    plan = kit.Plan(plan.steps, plan.limits, plan.grant, plan.agent)  # the widget makes plain model calls
+    plan = kit.Plan(plan.steps, plan.limits, plan.grant, plan.agent, cycle=plan.cycle)  # plain calls, one at a time
     panel = widgets.Prediction(plan.scenario(), plan.agent)
     panel.status_choice = status
     panel.tool_calls_choice = count

@@ -24,6 +24,7 @@ from 0 up, capability sets, both agents, plain or streaming.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import json
@@ -35,7 +36,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 import labkit
-from labkit import Call, Fail, Hang, Limits, RunOutcome, RunStatus, Say, Tool
+from labkit import Call, Fail, Hang, Limits, Reply, RunOutcome, RunStatus, Say, Tool
 from labkit.loops.review import ReviewTask, _finish_review, _read_ticket
 from labkit.loops.scenarios import ALL_CAPABILITIES, Scenario
 
@@ -195,9 +196,20 @@ STEP = st.one_of(  # weighted by repetition (one_of picks a branch uniformly): m
     CALL,
     st.lists(CALL, min_size=2, max_size=3),
     st.lists(CALL, min_size=2, max_size=3),
-    st.sampled_from(["Review finished.", Say("done")]),
-    st.sampled_from([Hang(), Fail(ConnectionError("down"))]),
+    st.builds(Reply, st.sampled_from(["Reading it now.", ""]), st.lists(CALL, min_size=1, max_size=2)),
+    st.sampled_from(["Review finished.", Say("done"), ""]),
+    st.sampled_from([Hang(), Fail(ConnectionError("down")), Fail(asyncio.CancelledError("the provider gave up"))]),
 )
+
+
+@dataclass(frozen=True)
+class _Cycle:
+    """A step function replaying ``steps`` for ever: call n takes step (n - 1) mod len(steps)."""
+
+    steps: tuple[Any, ...]
+
+    def __call__(self, number: int, request: Any) -> Any:
+        return self.steps[(number - 1) % len(self.steps)]
 
 
 @dataclass(frozen=True)
@@ -210,12 +222,14 @@ class Plan:
     agent: str
     stream: bool = False
     concurrent: bool = False
+    cycle: bool = False
+    """The script as a step function that starts again after its last step (a model that never runs out)."""
 
     def scenario(self) -> Scenario:
         return labkit.scenario(
             "generated",
             tools=TOOLS,
-            script=list(self.steps),
+            script=_Cycle(self.steps) if self.cycle else list(self.steps),
             done=lambda task: task.completed,
             state=LoggedTask,
             capabilities=self.grant,
@@ -242,7 +256,8 @@ def plans(draw: Any, agent: str | None = None) -> Plan:
     grant = draw(st.sampled_from([ALL_CAPABILITIES, ALL_CAPABILITIES, frozenset({"ticket.read"}), frozenset()]))
     chosen = agent or draw(st.sampled_from(["simple", "harness"]))
     concurrent = draw(st.sampled_from([False, False, False, True]))  # the calls of one reply at once (chapter 8)
-    return Plan(tuple(steps), limits, grant, chosen, draw(st.booleans()), concurrent)
+    cycle = draw(st.sampled_from([False, False, False, True]))
+    return Plan(tuple(steps), limits, grant, chosen, draw(st.booleans()), concurrent, cycle)
 
 
 # -- what a run did, counted independently -------------------------------------------------------------
