@@ -196,6 +196,15 @@ _ENDED = re.compile(r"^without (?:that stop|those stops), the deadline would hav
 _ORDER = ("PermissionDenied", "ToolBudget", "RepeatedCall")
 
 
+def _position(run: RunOutcome, rule: str) -> tuple[int, int]:
+    """Where ``rule`` refused in ``run``: (reply, place in it) for a guard rule; (model call, -1) for the
+    model-call budget (before any call of the reply it refused)."""
+    if rule == "ModelBudget":
+        return run.count("ModelCall") + 1, -1
+    found = kit.first_refused(run, rule)
+    return found[0] if found is not None else (run.count("ModelCall"), 99)
+
+
 def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutcome]]) -> list[str] | None:
     """An "also" line against the runs that measured its rule; ``None`` when ``line`` is no "also" line."""
     decided = outcome.status.value
@@ -218,9 +227,12 @@ def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutco
         rule = _WORDS_RULE.get(match.group(1))
         if rule not in runs:
             return [f"{line!r}: measured {sorted(runs)}"]
-        measured = [kit.refusal_numbers(run, rule) for run in runs[rule] if run is not outcome]
-        if (match.group(2), match.group(3)) not in measured:
-            return [f"{line!r}: measured {measured}"]
+        measured = {kit.refusal_numbers(run, rule): run for run in runs[rule] if run is not outcome}
+        run = measured.get((match.group(2), match.group(3)))
+        if run is None:
+            return [f"{line!r}: measured {list(measured)}"]
+        if _position(run, rule) <= _position(outcome, decided):
+            return [f"{line!r}: not later than the stop ({_position(run, rule)} <= {_position(outcome, decided)})"]
         return []
     match = _ENDED.match(line)
     if match:
