@@ -29,6 +29,7 @@ kept at the end, as a test of its own.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 
@@ -38,7 +39,7 @@ from hypothesis import strategies as st
 
 import labkit
 import verdict_kit as kit
-from labkit import Call, Hang, Limits, RunOutcome
+from labkit import Call, Fail, Hang, Limits, RunOutcome
 from labkit.loops.scenarios import ALL_CAPABILITIES
 
 FAST = settings(
@@ -167,9 +168,17 @@ def _cause_problems(cause: str, outcome: RunOutcome, plan: kit.Plan) -> list[str
     if cause.startswith("no rule refused anything"):
         if status in kit.RULES:
             return [f"{cause!r}: {status} refused"]
-        match = re.match(r"no rule refused anything: model call (\d+) could not reach", cause)
+        match = re.match(
+            r"no rule refused anything: model call (\d+) (could not reach|was cancelled by the provider)", cause
+        )
         if match and (status != "ProviderUnavailable" or int(match.group(1)) != outcome.count("ModelCall")):
             return [f"{cause!r}: the run ended {status} after {outcome.count('ModelCall')} model calls"]
+        if match:
+            step = plan.step(int(match.group(1)))
+            error = step.error if isinstance(step, labkit.Fail) else None
+            unreachable = isinstance(error, ConnectionError)
+            if unreachable != (match.group(2) == "could not reach"):
+                return [f"{cause!r}: model call {match.group(1)} was {step!r}"]
         if "host condition holds" in cause and status != "Completed":
             return [f"{cause!r}: the run ended {status}"]
         if "is false" in cause and status != "Incomplete":
@@ -788,3 +797,15 @@ def test_a_label_guessed_as_none_is_no_guess_even_when_the_answer_is_none():
     """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"."""
     result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
     assert not result.right and "no guess yet" in str(result).splitlines()[0]
+
+
+def test_a_provider_that_cancelled_its_own_request_was_reached():
+    """Found: ``Fail(asyncio.CancelledError("the provider gave up"))`` as model call 1: the hint said model call 1
+    "could not reach the model endpoint" (the provider was reached and gave up; the outcome's hint says so)."""
+    plan = kit.Plan((Fail(asyncio.CancelledError("the provider gave up")),), Limits(), ALL_CAPABILITIES, "simple")
+    assert _problems_of(plan, "Incomplete", 0) == []
+    outcome = kit.run_plan(plan)[0]  # type: ignore[index]
+    (first, *_) = labkit.check(outcome, status="Incomplete", tool_calls=0).feedback
+    assert "model call 1 was cancelled by the provider itself while nobody cancelled the run" in first
+    down = kit.run_plan(kit.Plan((Fail(ConnectionError("down")),), Limits(), ALL_CAPABILITIES, "simple"))
+    assert "model call 1 could not reach the model endpoint" in labkit.check(down[0], status="Incomplete").feedback[0]  # type: ignore[index]

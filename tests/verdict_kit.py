@@ -225,6 +225,12 @@ class Plan:
     cycle: bool = False
     """The script as a step function that starts again after its last step (a model that never runs out)."""
 
+    def step(self, number: int) -> Any:
+        """The step model call ``number`` takes (from 1)."""
+        if self.cycle:
+            return self.steps[(number - 1) % len(self.steps)]
+        return self.steps[number - 1]
+
     def scenario(self) -> Scenario:
         return labkit.scenario(
             "generated",

@@ -49,7 +49,7 @@ from ..loops.agents import result_kind
 from ..loops.outcome import RunOutcome, RunStatus
 from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
-from ..transports.chat import Role, ToolCall
+from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
 
 __all__ = [
     "GUARD_ORDER",
@@ -209,10 +209,12 @@ class Explanation:
             return self.decided.sentence()
         status, outcome = self.outcome.status, self.outcome
         if status is RunStatus.PROVIDER_UNAVAILABLE:
-            return (
-                f"no rule refused anything: model call {outcome.count('ModelCall')} could not reach the model"
-                " endpoint, a failure the host reports as ProviderUnavailable (chapter 7)"
-            )
+            made = outcome.count("ModelCall")
+            if (outcome.hint or "").startswith(PROVIDER_CANCELLED):  # the provider gave up, nobody cancelled the run
+                failed = f"model call {made} was cancelled by the provider itself while nobody cancelled the run"
+            else:
+                failed = f"model call {made} could not reach the model endpoint"
+            return f"no rule refused anything: {failed}, a failure the host reports as ProviderUnavailable (chapter 7)"
         condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
         if status is RunStatus.COMPLETED:
             held = f": {condition}" if condition else ""
