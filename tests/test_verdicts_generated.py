@@ -30,6 +30,7 @@ kept at the end, as a test of its own.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import re
 
@@ -289,8 +290,12 @@ def verdict_problems(
     said_status: object,
     said_count: object,
     said_events: object = None,
+    runs: dict[str, list[RunOutcome]] | None = None,
 ) -> list[str]:
-    """Everything wrong with ``labkit.check``'s verdict on this run and these guesses (``[]``: all true)."""
+    """Everything wrong with ``labkit.check``'s verdict on this run and these guesses (``[]``: all true).
+
+    ``runs`` is :func:`verdict_kit.oracle_runs` of this run when already measured (measured here otherwise).
+    """
     facts = kit.facts(outcome, task, plan)
     if facts.count != outcome.count("ToolCall"):  # the oracle itself: one ToolCall event per body run
         return [f"the bodies ran {facts.count} times, {outcome.count('ToolCall')} ToolCall events"]
@@ -331,7 +336,8 @@ def verdict_problems(
         problems.append(f"the status was not guessed, yet the hint names {kit.named_rules(text)}: {text!r}")
     if named_statuses := kit.named_statuses(text) - {status, said_status}:
         problems.append(f"names {named_statuses}, which did not happen and were not guessed: {text!r}")
-    runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream, plan.concurrent)
+    if runs is None:
+        runs = kit.oracle_runs(plan.scenario(), plan.agent, outcome, plan.stream, plan.concurrent)
     rules = set(runs)
     if extra := kit.named_rules(text) - rules:
         problems.append(f"names {extra}, which neither refused nor would have (oracle: {rules}): {text!r}")
@@ -396,6 +402,45 @@ def test_an_unguessed_check_never_shows_the_answer(plan):
     assert outcome.status.value not in printed and not re.search(r"\d", printed), printed
     labelled = labkit.check({"a": outcome, "b": outcome}, status=..., tool_calls={"a": ...})
     assert not labelled.right and outcome.status.value not in str(labelled) and not re.search(r"\d", str(labelled))
+
+
+# -- the fixed subjects: every scenario and every mystery, both agents, every wrong status ----------------
+
+
+def _subject_plan(kind: str, key: str, agent: str) -> kit.Plan:
+    """A seed scenario or a mystery as a plan: its script, limits and grants, with the logged review tools."""
+    source = labkit.SCENARIOS[key] if kind == "scenario" else labkit.mystery(key).scenario()
+    script = source.script
+    limits = source.limits
+    hangs = not callable(script) and any(isinstance(step, Hang) for step in script)
+    if hangs and limits.deadline_s > kit.HANG_DEADLINE_S:
+        limits = limits.with_(deadline_s=kit.HANG_DEADLINE_S)  # the deadline scenario, made fast
+    if callable(script):
+        return kit.Plan((), limits, source.capabilities, agent, function=script)
+    return kit.Plan(tuple(script), limits, source.capabilities, agent)
+
+
+SUBJECTS = [
+    *(("scenario", name, agent) for name in labkit.SCENARIOS for agent in ("simple", "harness")),
+    *(("mystery", key, agent) for key in labkit.mysteries() for agent in ("simple", "harness")),
+]
+
+
+@functools.cache
+def _subject(kind: str, key: str, agent: str):
+    plan = _subject_plan(kind, key, agent)
+    outcome, task = kit.run_plan(plan)  # type: ignore[misc]
+    return plan, outcome, task, kit.oracle_runs(plan.scenario(), agent, outcome)
+
+
+@pytest.mark.parametrize("status", kit.STATUSES)
+@pytest.mark.parametrize(("kind", "key", "agent"), SUBJECTS)
+def test_every_verdict_on_every_scenario_and_mystery_is_true(kind, key, agent, status):
+    plan, outcome, task, runs = _subject(kind, key, agent)
+    offset = kit.STATUSES.index(status) % 3 - 1  # wrong counts too: one fewer, right, one more, in turn
+    said_count = max(0, outcome.count("ToolCall") + offset)
+    problems = verdict_problems(plan, outcome, task, status, said_count, runs=runs)
+    assert not problems, f"{kind} {key} / {agent}, guessed {status} / {said_count}:\n" + "\n".join(problems)
 
 
 # -- per-label checks: each label's verdict is its own run's -------------------------------------------

@@ -224,9 +224,13 @@ class Plan:
     concurrent: bool = False
     cycle: bool = False
     """The script as a step function that starts again after its last step (a model that never runs out)."""
+    function: Any = None
+    """A step function ``(call_number, request) -> step`` to run instead of ``steps`` (a seed scenario's)."""
 
     def step(self, number: int) -> Any:
         """The step model call ``number`` takes (from 1)."""
+        if self.function is not None:
+            return self.function(number, None)
         if self.cycle:
             return self.steps[(number - 1) % len(self.steps)]
         return self.steps[number - 1]
@@ -235,7 +239,7 @@ class Plan:
         return labkit.scenario(
             "generated",
             tools=TOOLS,
-            script=_Cycle(self.steps) if self.cycle else list(self.steps),
+            script=self.function or (_Cycle(self.steps) if self.cycle else list(self.steps)),
             done=lambda task: task.completed,
             state=LoggedTask,
             capabilities=self.grant,
