@@ -854,3 +854,17 @@ def test_a_provider_that_cancelled_its_own_request_was_reached():
     assert "model call 1 was cancelled by the provider itself while nobody cancelled the run" in first
     down = kit.run_plan(kit.Plan((Fail(ConnectionError("down")),), Limits(), ALL_CAPABILITIES, "simple"))
     assert "model call 1 could not reach the model endpoint" in labkit.check(down[0], status="Incomplete").feedback[0]  # type: ignore[index]
+
+
+def test_a_count_taken_from_a_table_is_a_whole_number():
+    """Found reading the inputs a chapter gives: a count summed from the events table is a numpy integer, and
+    ``check`` answered "tool_calls must be a whole number of ToolCall events, not 2" (it is one)."""
+    numpy = pytest.importorskip("numpy")
+    outcome = labkit.run("complete")
+    counted = numpy.int64(outcome.count("ToolCall"))
+    assert labkit.check(outcome, status="Completed", tool_calls=counted).right
+    events = [(e.kind.value, e.name, numpy.int64(e.count)) for e in outcome.events]
+    assert labkit.check(outcome, status="Completed", tool_calls=counted, events=events).right
+    assert labkit.check({"a": outcome}, status="Completed", tool_calls={"a": counted}).right
+    with pytest.raises(labkit.InputError, match="whole number"):
+        labkit.check(outcome, status="Completed", tool_calls=numpy.bool_(True))

@@ -22,6 +22,7 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 from __future__ import annotations
 
 import difflib
+import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -326,9 +327,9 @@ def _events_guess(events: Any) -> Any:
             raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
         if not isinstance(name, str):
             raise InputError(f"event {step}: the name must be a tool name or 'model'/'run', not {name!r}")
-        if isinstance(count, bool) or not isinstance(count, int):
+        if _whole(count) is None:
             raise InputError(f"event {step}: the count must be a whole number, not {count!r}")
-        guess.append((str(kind), name, count))
+        guess.append((str(kind), name, _whole(count)))
     return tuple(guess)
 
 
@@ -429,8 +430,7 @@ def check(
         if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
             raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
         _status_guess(status)
-        _count_guess(tool_calls)
-        result = _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
+        result = _check_one(_inputs.outcome(outcome, "check"), status, _count_guess(tool_calls), guess)
         attempted = result.guessed
     label = what or ("status, ToolCall count and events" if events is not None else "status and ToolCall count")
     _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
@@ -443,10 +443,21 @@ def _status_guess(status: Any) -> Any:
     return status
 
 
+def _whole(value: Any) -> int | None:
+    """``value`` as an ``int`` when it is a whole number of any integer type (a numpy count from a table,
+    e.g. ``(events_frame(run)["kind"] == "ToolCall").sum()``, is one); ``None`` for a bool or anything else."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def _count_guess(tool_calls: Any) -> Any:
-    if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
+    if _no_guess(tool_calls):
+        return tool_calls
+    count = _whole(tool_calls)
+    if count is None:
         raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
-    return tool_calls
+    return count
 
 
 def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], Any]) -> dict[str, Any]:
