@@ -482,6 +482,11 @@ def _labelled_checked(chosen, statuses, counts) -> None:
     assert result.right == all(alone_right)
     if not statuses and not counts:
         assert not re.search(r"\d", str(result)), str(result)  # nothing guessed: one line, no answer
+    first = next(iter(outcomes.values()))  # one guess for every label: each label still judged on its own run
+    one_for_all = labkit.check(outcomes, status=first.status.value, tool_calls=first.count("ToolCall"))
+    for label, outcome in outcomes.items():
+        alone = labkit.check(outcome, status=first.status.value, tool_calls=first.count("ToolCall"))
+        assert (one_for_all[label].right, one_for_all[label].feedback) == (alone.right, alone.feedback), label
 
 
 @FAST
