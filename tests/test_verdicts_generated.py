@@ -873,3 +873,14 @@ def test_a_count_taken_from_a_table_is_a_whole_number():
     assert labkit.check({"a": outcome}, status="Completed", tool_calls={"a": counted}).right
     with pytest.raises(labkit.InputError, match="whole number"):
         labkit.check(outcome, status="Completed", tool_calls=numpy.bool_(True))
+
+
+def test_without_the_run_s_grants_the_permission_line_says_only_what_the_events_show():
+    """An outcome built by hand has no origin, so its grants are unknown: the hint may not say every tool
+    asked for was granted (the model asked for finish_review, not granted, with arguments that do not bind)."""
+    plan = kit.Plan((Call("finish_review", "{}"), "Done."), Limits(), frozenset({"ticket.read"}), "simple")
+    ran = kit.run_plan(plan)[0]  # type: ignore[index]
+    copy = RunOutcome(status=ran.status, text=ran.text, events=ran.events, transcript=ran.transcript, limits=ran.limits)
+    feedback = labkit.check(copy, status="PermissionDenied", tool_calls=0).feedback
+    assert "think: no call the guard saw needed a capability that was left out (chapter 4)" in feedback, feedback
+    assert not any("had its capability granted" in line for line in feedback)
