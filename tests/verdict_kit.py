@@ -232,7 +232,7 @@ class Plan:
         if self.function is not None:
             return self.function(number, None)
         if self.cycle:
-            return self.steps[(number - 1) % len(self.steps)]
+            return _Cycle(self.steps)(number, None)
         return self.steps[number - 1]
 
     def scenario(self) -> Scenario:
@@ -241,6 +241,7 @@ class Plan:
             tools=TOOLS,
             script=self.function or (_Cycle(self.steps) if self.cycle else list(self.steps)),
             done=lambda task: task.completed,
+            condition=ReviewTask.condition,
             state=LoggedTask,
             capabilities=self.grant,
             limits=self.limits,
