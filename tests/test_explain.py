@@ -1,13 +1,13 @@
 """Hints name only rules that refused, or would have refused, in the run they explain (issue 17, item 3).
 
-The oracle here is independent of labkit.teaching.explain: a rule R "would
-have refused" in a run when a run of the same script, with every *other* rule
-loosened (the other budgets raised by far more than the engine's room, every
-capability granted unless R is the permission rule), ends with R's status.
-Loosening the other rules changes nothing before their first refusal, so any
-rule the engine finds by loosening one rule after another refuses there too.
-The deadline counts only when that run (with the run's own small deadline)
-measured it.
+The oracle (:func:`verdict_kit.oracle`, shared with test_verdicts_generated) is
+independent of labkit.teaching.explain: a rule R "would have refused" in a run
+when a run of the same script, with every *other* rule loosened (the other
+budgets raised by far more than the engine's room, every capability granted
+unless R is the permission rule), ends with R's status. Loosening the other
+rules changes nothing before their first refusal, so any rule the engine finds
+by loosening one rule after another refuses there too. The deadline counts
+only when that run (with the run's own small deadline) measured it.
 
 Every scenario (both agents) and every mystery (both agents) is checked with
 every wrong status guess and several wrong ToolCall counts; generated bingo
@@ -18,70 +18,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
-from labkit import Call, Hang, Limits, RunOutcome, RunStatus, Say
+from labkit import Call, Hang, RunOutcome, RunStatus, Say
 from labkit.loops.scenarios import ALL_CAPABILITIES, Scenario
 from labkit.teaching.capstone import AGENTS, ScriptedModel, check_bingo, new_board
+from verdict_kit import RULES, WATCHED_S, named_rules, oracle  # the oracle, shared with test_verdicts_generated
 
-BIG = 200  # far more than the engine's own room (labkit.teaching.explain.ROOM)
 FAST_DEADLINE_S = 0.05  # the deadline scenario, made fast
-WATCHED_S = 1.0  # an oracle run's deadline at most; a longer one is not measured
-
-RULES = ("PermissionDenied", "ToolBudget", "RepeatedCall", "ModelBudget", "DeadlineExceeded")
-
-NAMED = {
-    "PermissionDenied": (r"\bpermission\b", r"\bnot granted\b"),
-    "ToolBudget": (r"\btool budget\b", r"\btool-call budget\b"),
-    "RepeatedCall": (r"\brepetition\b",),
-    "ModelBudget": (r"\bmodel-call budget\b", r"\bmodel budget\b"),
-    "DeadlineExceeded": (r"\bdeadline\b",),
-}
-"""The words that name each rule in a hint (word-bounded: ``deadline_s`` and ``repetitions`` are limits' names)."""
-
-
-def named_rules(text: str) -> set[str]:
-    lowered = text.lower()
-    return {rule for rule, patterns in NAMED.items() if any(re.search(p, lowered) for p in patterns)}
-
-
-def _run(scenario: Scenario, agent: str) -> RunOutcome | Exception:
-    try:
-        return labkit.run(scenario, agent=agent)
-    except Exception as exc:  # a script that runs out: that run ends without any rule
-        return exc
-
-
-def oracle(scenario: Scenario, agent: str, outcome: RunOutcome) -> set[str]:
-    """The rules that refused in ``outcome`` or would have, each measured with every other rule loosened."""
-    refused = {outcome.status.value} & set(RULES)
-    limits = outcome.limits
-    every = frozenset(ALL_CAPABILITIES | {t.capability for t in scenario.tools})
-    measured_deadline = min(limits.deadline_s, WATCHED_S)
-    loose = {
-        "model_calls": limits.model_calls + BIG,
-        "tool_calls": limits.tool_calls + BIG,
-        "repetitions": limits.repetitions + BIG,
-    }
-    field = {"ToolBudget": "tool_calls", "RepeatedCall": "repetitions", "ModelBudget": "model_calls"}
-    for rule in ("PermissionDenied", "ToolBudget", "RepeatedCall", "ModelBudget"):
-        kept = field.get(rule)
-        chosen = Limits(**{**loose, **({kept: getattr(limits, kept)} if kept else {}), "deadline_s": measured_deadline})
-        grants = scenario.capabilities if rule == "PermissionDenied" else every
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=grants), agent)
-        if isinstance(result, RunOutcome) and result.status.value == rule:
-            refused.add(rule)
-    if limits.deadline_s <= WATCHED_S:
-        chosen = Limits(**loose, deadline_s=limits.deadline_s)
-        result = _run(dataclasses.replace(scenario, limits=chosen, capabilities=every), agent)
-        if isinstance(result, RunOutcome) and result.status is RunStatus.DEADLINE_EXCEEDED:
-            refused.add("DeadlineExceeded")
-    return refused
 
 
 # -- the subjects: every scenario and every mystery, under both agents -------------------------------

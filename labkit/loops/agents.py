@@ -391,7 +391,7 @@ def _repeated_ids(calls: Sequence[ToolCall]) -> dict[str, int]:
 
 def _repeated_error(repeated: dict[str, int]) -> str:
     ids = ", ".join(f"{i!r} x{n}" for i, n in repeated.items())
-    return f"error: call ids repeat in this response ({ids}); no call of it was run, send each call with its own id"
+    return f"{REPEATED_IDS} ({ids}); no call of it was run, send each call with its own id"
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -406,6 +406,38 @@ UNKNOWN_TOOL = "error: unknown tool"
 
 CUT = "error: the reply was cut at the output-token cap"
 """How the result of each call of a reply cut at the cap starts (none of them ran)."""
+
+UNBOUND = "error: arguments for "
+"""How the result of a call whose arguments did not bind starts (a :class:`~labkit.ToolArgumentsError`:
+it never reached the guard, so it records no ``ToolCall`` event; SPEC §3.1 step 1)."""
+
+REPEATED_IDS = "error: call ids repeat in this response"
+"""How the result of each call id of a reply whose ids repeat starts (no call of that reply ran)."""
+
+_NOT_RUN = {UNKNOWN_TOOL: "unknown tool", UNBOUND: "unbound", CUT: "cut", REPEATED_IDS: "repeated ids"}
+
+
+def result_kind(text: str | None) -> str:
+    """How the loop answered one requested call, read from its result text (the one place that reads it).
+
+    Returns:
+        ``"unknown tool"``, ``"unbound"`` (arguments that did not bind), ``"cut"`` (a reply cut at
+        the output-token cap), ``"repeated ids"``: the call reached no guard and records no event;
+        ``"refused"``: refused before its body (by the guard, or by the stop already recorded);
+        ``"cancelled"``: the run stopped before it finished (admitted or not); ``"failed"``: admitted,
+        its body (or its result) failed; ``"result"``: admitted, its body returned; ``"none"``: no
+        result kept.
+    """
+    if text is None:
+        return "none"
+    for prefix, kind in _NOT_RUN.items():
+        if text.startswith(prefix):
+            return kind
+    if text.startswith("refused:"):
+        return "refused"
+    if text.startswith("cancelled:"):
+        return "cancelled"
+    return "failed" if text.startswith("error:") else "result"
 
 
 def _cut(call_id: str) -> Message:

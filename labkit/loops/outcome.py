@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +21,7 @@ __all__ = [
     "EXIT_USAGE",
     "RunOutcome",
     "RunStatus",
+    "ToolRequest",
     "exit_code",
 ]
 
@@ -68,6 +70,42 @@ EXIT_CONFIG = 78
 def exit_code(status: RunStatus) -> int:
     """0 for ``Completed``; 2 for ``Incomplete`` and every controlled stop (SPEC §4)."""
     return 0 if status is RunStatus.COMPLETED else 2
+
+
+class ToolRequest(NamedTuple):
+    """One tool call a model reply asked for, with the result the loop gave it.
+
+    Attributes:
+        reply: the number of the model reply that asked (1 for the first reply).
+        call: the call as the model sent it.
+        result: the text of its result, or ``None`` when the transcript kept none.
+    """
+
+    reply: int
+    call: ToolCall
+    result: str | None
+
+
+def _tool_requests(transcript: tuple[Message, ...]) -> tuple[ToolRequest, ...]:
+    """Each call of each reply with its result: the results that follow *that* reply, by call id.
+
+    A call id is unique within one reply only (SPEC §6: real servers reuse ids across replies), so a
+    result is looked up among the results after its own reply, never in the whole transcript.
+    """
+    found: list[ToolRequest] = []
+    replies = 0
+    for index, message in enumerate(transcript):
+        if message.role is not Role.ASSISTANT:
+            continue
+        replies += 1
+        results: dict[str | None, str] = {}
+        for later in transcript[index + 1 :]:
+            if later.role is Role.ASSISTANT:
+                break
+            if later.role is Role.TOOL:
+                results.setdefault(later.tool_call_id, later.text or "")
+        found.extend(ToolRequest(replies, call, results.get(call.id)) for call in message.tool_calls)
+    return tuple(found)
 
 
 class RunOutcome(BaseModel):
@@ -124,14 +162,16 @@ class RunOutcome(BaseModel):
         model the tool does not exist. A model that keeps asking for one burns
         model calls: this list (the console prints it) shows why.
         """
-        results = {m.tool_call_id: m.text or "" for m in self.transcript if m.role is Role.TOOL}
-        return tuple(
-            call
-            for m in self.transcript
-            if m.role is Role.ASSISTANT
-            for call in m.tool_calls
-            if results.get(call.id, "").startswith(UNKNOWN_TOOL)
-        )
+        return tuple(r.call for r in self.tool_requests if (r.result or "").startswith(UNKNOWN_TOOL))
+
+    @property
+    def tool_requests(self) -> tuple[ToolRequest, ...]:
+        """Every tool call the model asked for, in order, each with its reply's number and its result.
+
+        A result is matched to its call within the reply that asked for it: a model may send the
+        same call id again in a later reply, and that later call has a result of its own.
+        """
+        return _tool_requests(self.transcript)
 
     def __str__(self) -> str:
         return f"{self.status.value}: {self.text!r}" if self.text is not None else self.status.value

@@ -322,9 +322,6 @@ def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
     return f"deadline passed: seconds {outcome.usage.elapsed_s:.2f} of {limits.deadline_s:g}"
 
 
-_BIND_ERROR = "error: arguments for "  # a binding failure (ToolArgumentsError): it never reached a guard
-
-
 def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
     """What each admitted body gave, by the index of its ``ToolCall`` event: its error text, ``""`` when it
     returned, ``None`` when the transcript cannot tell (none kept, or the run stopped while it ran).
@@ -334,19 +331,13 @@ def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
     the run ``cancelled:``, an unknown tool, a cut reply or arguments that did not bind never
     reached a guard); the k-th ``ToolCall`` event for a tool is its k-th such call.
     """
-    from ..loops.agents import CUT, UNKNOWN_TOOL
-    from ..transports.chat import Role  # core, already imported by labkit
+    from ..loops.agents import result_kind  # core, already imported by labkit
 
-    results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
     ran: dict[str, list[str]] = {}
-    for message in outcome.transcript:
-        if message.role is not Role.ASSISTANT:
-            continue
-        for call in message.tool_calls:
-            text = results.get(call.id)
-            if text is None or text.startswith(("refused:", "cancelled:", UNKNOWN_TOOL, CUT, _BIND_ERROR)):
-                continue
-            ran.setdefault(call.name, []).append(text[len("error: ") :] if text.startswith("error: ") else "")
+    for request in outcome.tool_requests:  # each result matched within its own reply (ids may come again)
+        kind, text = result_kind(request.result), request.result or ""
+        if kind in ("failed", "result"):
+            ran.setdefault(request.call.name, []).append(text[len("error: ") :] if kind == "failed" else "")
     seen: dict[str, int] = {}
     found: dict[int, str | None] = {}
     for index, event in enumerate(outcome.events):

@@ -39,15 +39,17 @@ import dataclasses
 import json
 import threading
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 from . import _inputs
 from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
+from ..loops.agents import result_kind
 from ..loops.outcome import RunOutcome, RunStatus
 from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
-from ..transports.chat import Role, ToolCall
+from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
 
 __all__ = [
     "GUARD_ORDER",
@@ -164,6 +166,9 @@ class Explanation:
             at model call 3"``), or ``None`` when no counterfactual run was made.
         replayed: counterfactual runs were made (the run's origin was known and scripted).
         condition: the host condition in words, when known.
+        ungranted: the tools the model asked for whose capability the run did not grant, in the
+            order first asked (whether or not a call of them reached the guard); ``None`` when the
+            run's origin, and so its grants, is not known.
     """
 
     outcome: RunOutcome
@@ -172,6 +177,7 @@ class Explanation:
     ending: str | None = None
     replayed: bool = False
     condition: str | None = None
+    ungranted: tuple[str, ...] | None = None
 
     @property
     def rules(self) -> frozenset[str]:
@@ -203,10 +209,12 @@ class Explanation:
             return self.decided.sentence()
         status, outcome = self.outcome.status, self.outcome
         if status is RunStatus.PROVIDER_UNAVAILABLE:
-            return (
-                f"no rule refused anything: model call {outcome.count('ModelCall')} could not reach the model"
-                " endpoint, a failure the host reports as ProviderUnavailable (chapter 7)"
-            )
+            made = outcome.count("ModelCall")
+            if (outcome.hint or "").startswith(PROVIDER_CANCELLED):  # the provider gave up, nobody cancelled the run
+                failed = f"model call {made} was cancelled by the provider itself while nobody cancelled the run"
+            else:
+                failed = f"model call {made} could not reach the model endpoint"
+            return f"no rule refused anything: {failed}, a failure the host reports as ProviderUnavailable (chapter 7)"
         condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
         if status is RunStatus.COMPLETED:
             held = f": {condition}" if condition else ""
@@ -257,15 +265,9 @@ def describe_call(call: ToolCall) -> str:
 
 def _refused_call(outcome: RunOutcome, reason: str) -> tuple[ToolCall | None, int]:
     """The call the stop refused (the first ``refused: <reason>`` result) and the model call that asked for it."""
-    results = {m.tool_call_id: m.text or "" for m in outcome.transcript if m.role is Role.TOOL}
-    replies = 0
-    for message in outcome.transcript:
-        if message.role is not Role.ASSISTANT:
-            continue
-        replies += 1
-        for call in message.tool_calls:
-            if results.get(call.id, "").startswith(f"refused: {reason}"):
-                return call, replies
+    for request in outcome.tool_requests:  # each result matched within its own reply (ids may come again)
+        if (request.result or "").startswith(f"refused: {reason}"):
+            return request.call, request.reply
     return None, outcome.count("ModelCall")
 
 
@@ -382,6 +384,13 @@ def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple
     return tuple(also), None
 
 
+def _ungranted(outcome: RunOutcome, scenario: Scenario) -> tuple[str, ...]:
+    """The tools the model asked for whose capability ``scenario`` (the run's grants) leaves out."""
+    needs = {tool.name: tool.capability for tool in scenario.tools}
+    asked = (r.call.name for r in outcome.tool_requests)
+    return tuple(dict.fromkeys(n for n in asked if n in needs and needs[n] not in scenario.capabilities))
+
+
 _cache: dict[int, tuple[weakref.ref, Explanation]] = {}
 _cache_lock = threading.Lock()
 _CACHE_KEPT = 256
@@ -416,13 +425,14 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
     scenario = origin.scenario if origin is not None else None
     decided = _refusal(outcome, scenario)
     condition = scenario.condition if scenario is not None else None
+    ungranted = _ungranted(outcome, scenario) if scenario is not None else None
     also: tuple[Refusal, ...] = ()
     ending = None
     replayed = False
     if decided is not None and _replayable(origin):
         also, ending = _chain(origin, outcome, decided)  # type: ignore[arg-type]
         replayed = True
-    explanation = Explanation(outcome, decided, also, ending, replayed, condition)
+    explanation = Explanation(outcome, decided, also, ending, replayed, condition, ungranted)
     with _cache_lock:
         _cache[id(outcome)] = (weakref.ref(outcome), explanation)
         while len(_cache) > _CACHE_KEPT:
@@ -463,18 +473,38 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
             " a limit refuses the next call, never the last one made (chapter 6)"
         )
     if said == StopReason.PERMISSION_DENIED:
-        return (
-            "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
-        )
+        return _why_not_permission(explanation.ungranted)
     if said == StopReason.DEADLINE_EXCEEDED:
         return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
     if said == RunStatus.PROVIDER_UNAVAILABLE:
+        made = outcome.count("ModelCall")
+        if sum(m.role is Role.ASSISTANT for m in outcome.transcript) < made:  # the last one never answered
+            return (
+                f"no model call failed to connect: model call {made} was still waiting for its answer"
+                " when the run stopped (chapter 7)"
+            )
         return "every model call got an answer: none failed to connect (chapter 7)"
     if said == RunStatus.COMPLETED and actual.is_stop:
         return "a run the host stopped is never Completed: its text is withheld (chapter 7)"
     if said == RunStatus.INCOMPLETE and actual.is_stop:
         return "Incomplete is a loop that ended by itself; this one was stopped (chapter 7)"
     return None
+
+
+def _why_not_permission(ungranted: tuple[str, ...] | None) -> str:
+    """Why no call was refused for its capability: every tool asked for was granted, or none of the
+    calls for one that was not reached the guard (its arguments did not bind, or it came after the stop)."""
+    if ungranted is None:  # the grants are not known: say only what the run's events show
+        return "no call the guard saw needed a capability that was left out (chapter 4)"
+    if not ungranted:
+        return (
+            "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
+        )
+    one = len(ungranted) == 1
+    return (
+        f"{', '.join(ungranted)} {'was' if one else 'were'} asked for without {'its' if one else 'their'} capability"
+        " granted, but no such call reached the guard (chapter 4)"
+    )
 
 
 def status_feedback(explanation: Explanation, said: str) -> list[str]:
@@ -493,17 +523,22 @@ def status_feedback(explanation: Explanation, said: str) -> list[str]:
     return lines
 
 
-def count_feedback(explanation: Explanation, said: int) -> list[str]:
-    """The line after a wrong ``ToolCall`` count ``said`` (``[]`` when right)."""
+def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = True) -> list[str]:
+    """The line after a wrong ``ToolCall`` count ``said`` (``[]`` when right).
+
+    Args:
+        explanation: the run, explained.
+        said: the guessed count.
+        name_rule: the line may name the rule that refused; ``False`` while the status is not
+            guessed yet (naming the rule would give the status away).
+    """
     admitted = explanation.outcome.count("ToolCall")
     if said == admitted:
         return []
     decided = explanation.decided
     if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER:
-        return [
-            f"you counted {said} ToolCall events: the attempt {decided.name} refused records none"
-            " (it was refused before its body)"
-        ]
+        who = f"the attempt {decided.name} refused" if name_rule else "the refused attempt"
+        return [f"you counted {said} ToolCall events: {who} records none (it was refused before its body)"]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
     listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
     return [
@@ -513,16 +548,26 @@ def count_feedback(explanation: Explanation, said: int) -> list[str]:
 
 
 def _count_notes(outcome: RunOutcome) -> str:
-    """What in *this* run a learner may have miscounted: bodies that failed or answered NotFound, refusals."""
+    """What in *this* run a learner may have miscounted, each read from the call's result by the loop's own
+    :func:`~labkit.loops.agents.result_kind`: admitted bodies that failed or answered NotFound (counted),
+    calls that reached no guard (an unknown tool, arguments that did not bind, a reply not run) and
+    refusals (not counted)."""
     results = [m.text or "" for m in outcome.transcript if m.role is Role.TOOL]
+    kinds = Counter(result_kind(text) for text in results)
     notes = []
-    failed = sum(text.startswith("error:") for text in results)
+    failed = kinds["failed"]
     if failed:
         notes.append(f"{failed} failed in {'its body' if failed == 1 else 'their bodies'} and still counted")
-    not_found = sum(text.startswith("NotFound") for text in results)
+    not_found = sum(result_kind(text) == "result" and text.startswith("NotFound") for text in results)
     if not_found:
         notes.append(f"{not_found} answered NotFound, a result, and counted")
-    if any(text.startswith("refused:") for text in results):
+    if kinds["unknown tool"]:
+        notes.append(f"{kinds['unknown tool']} named no tool of the agent and recorded none")
+    if kinds["unbound"]:
+        notes.append(f"{kinds['unbound']} had arguments that did not bind and recorded none")
+    if kinds["cut"] or kinds["repeated ids"]:
+        notes.append("a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls")
+    if kinds["refused"]:
         notes.append("a refused call records none")
     return f" ({'; '.join(notes)})" if notes else ""
 

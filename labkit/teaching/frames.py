@@ -17,7 +17,6 @@ from ..core.events import ControlEvent
 from ..core.signature import NonFiniteNumber, canonical
 from ..loops.agents import CUT, UNKNOWN_TOOL
 from ..loops.outcome import RunOutcome
-from ..transports.chat import Role
 from . import _inputs
 
 if TYPE_CHECKING:
@@ -188,14 +187,7 @@ def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
         InputError: ``outcome`` is not a :class:`~labkit.RunOutcome`.
     """
     outcome = _inputs.outcome(outcome, "requests_frame")
-    results = {m.tool_call_id: m.text for m in outcome.transcript if m.role is Role.TOOL}
-    rows: list[tuple[int, str, str, str]] = []
-    reply = 0
-    for message in outcome.transcript:
-        if message.role is not Role.ASSISTANT:
-            continue
-        reply += 1
-        rows.extend((reply, call.id, call.name, _answer(results.get(call.id))) for call in message.tool_calls)
+    rows = [(r.reply, r.call.id, r.call.name, _answer(r.result)) for r in outcome.tool_requests]
     frame = pd.DataFrame(rows, columns=["reply", "call id", "tool", "answer"])
     frame.index = pd.RangeIndex(1, len(frame) + 1, name="request")
     return frame

@@ -22,6 +22,7 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 from __future__ import annotations
 
 import difflib
+import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,17 @@ def _line(what: str, said: object, was: object, widths: tuple[int, int] | None =
         return f"{what:<{label}} {_NO_GUESS_TEXT}"
     mark = "right" if said == was else "not this time"
     return f"{what:<{label}} you said {said!s:<{value}} it was {was!s:<{value}} {mark}"
+
+
+def _alike(what: str, said: object, was: object) -> str | None:
+    """The one reason a wrong guess can be given without knowing where ``was`` came from: it prints
+    exactly like the answer but is another value (``"3"`` for ``3``); ``None`` otherwise."""
+    if _no_guess(said) or said == was or str(said) != str(was):
+        return None
+    return (
+        f"think: {what}: you said {said!r} ({type(said).__name__}), it was {was!r} ({type(was).__name__}):"
+        " they print alike but are not the same value"
+    )
 
 
 def _event_text(event: EventGuess) -> str:
@@ -121,13 +133,15 @@ def _feedback(
         if wrong_status:
             lines.extend(status_feedback(explanation, status))  # type: ignore[arg-type]
         if wrong_count:
-            lines.extend(count_feedback(explanation, tool_calls))  # type: ignore[arg-type]
+            # the status stays hidden while it is not guessed: the count's line then names no rule
+            lines.extend(count_feedback(explanation, tool_calls, name_rule=status is not None))  # type: ignore[arg-type]
     if events is not None:
         recorded = {e.kind.value for e in outcome.events}
         guessed = {kind for kind, _, _ in events}
         if "Middleware" in recorded and "Middleware" not in guessed:
+            # true of every run: a call for no tool, or in a reply that is not run, reaches no middleware
             lines.append(
-                "every tool call the model asks for passes the middleware first (a Middleware event),"
+                "a call the guard sees passes the middleware first (a Middleware event),"
                 " even a call the guard then refuses"
             )
     return tuple(f"think: {line}" for line in lines)
@@ -150,19 +164,30 @@ class Comparison(NamedTuple):
 
     @property
     def right(self) -> bool:
-        """The guess equals what happened (``False`` without a guess)."""
-        return self.guessed and self.said == self.was
+        """The guess equals what happened (``False`` without a guess); one guess per label is right
+        only when every label is guessed (not ``...`` or ``None``) and right."""
+        if not self.guessed:
+            return False
+        if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
+            return self.said.keys() == self.was.keys() and all(
+                not _no_guess(self.said[key]) and self.said[key] == self.was[key] for key in self.was
+            )
+        return self.said == self.was
 
     def __str__(self) -> str:
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
             return _line(self.what, None, self.was)
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
-            # one guess per label (e.g. per runtime): one aligned line per label of the run
+            # one guess per label (e.g. per runtime): one aligned line per label of the run; a label
+            # the guess leaves out is no guess yet for that label (as in check), never "not this time"
             keys = list(self.was) + [key for key in self.said if key not in self.was]
-            lines = [(f"{self.what} [{key}]", self.said.get(key, "-"), self.was.get(key, "-")) for key in keys]
+            lines = [(f"{self.what} [{key}]", self.said.get(key), self.was.get(key, "-")) for key in keys]
             widths = _widths(lines)
-            return "\n".join(_line(*line, widths) for line in lines)
-        return _line(self.what, self.said, self.was)
+            text = [_line(*line, widths) for line in lines]
+            text.extend(reason for what, said, was in lines if (reason := _alike(what, said, was)) is not None)
+            return "\n".join(text)
+        reason = _alike(self.what, self.said, self.was)
+        return _line(self.what, self.said, self.was) + ("" if reason is None else f"\n{reason}")
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -302,9 +327,9 @@ def _events_guess(events: Any) -> Any:
             raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
         if not isinstance(name, str):
             raise InputError(f"event {step}: the name must be a tool name or 'model'/'run', not {name!r}")
-        if isinstance(count, bool) or not isinstance(count, int):
+        if _whole(count) is None:
             raise InputError(f"event {step}: the count must be a whole number, not {count!r}")
-        guess.append((str(kind), name, count))
+        guess.append((str(kind), name, _whole(count)))
     return tuple(guess)
 
 
@@ -405,8 +430,7 @@ def check(
         if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
             raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
         _status_guess(status)
-        _count_guess(tool_calls)
-        result = _check_one(_inputs.outcome(outcome, "check"), status, tool_calls, guess)
+        result = _check_one(_inputs.outcome(outcome, "check"), status, _count_guess(tool_calls), guess)
         attempted = result.guessed
     label = what or ("status, ToolCall count and events" if events is not None else "status and ToolCall count")
     _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
@@ -419,10 +443,21 @@ def _status_guess(status: Any) -> Any:
     return status
 
 
+def _whole(value: Any) -> int | None:
+    """``value`` as an ``int`` when it is a whole number of any integer type (a numpy count from a table,
+    e.g. ``(events_frame(run)["kind"] == "ToolCall").sum()``, is one); ``None`` for a bool or anything else."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return int(value)
+
+
 def _count_guess(tool_calls: Any) -> Any:
-    if not _no_guess(tool_calls) and (isinstance(tool_calls, bool) or not isinstance(tool_calls, int)):
+    if _no_guess(tool_calls):
+        return tool_calls
+    count = _whole(tool_calls)
+    if count is None:
         raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
-    return tool_calls
+    return count
 
 
 def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], Any]) -> dict[str, Any]:
@@ -446,11 +481,19 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
         guess: the learner's guess; ``...`` or ``None`` means "no guess yet".
             A mapping compared with a mapping (one guess per label, e.g. per
             runtime) prints one aligned line per label, ``what [label]``; a label
-            missing on one side shows ``-``. It is right only if every label is.
+            the guess leaves out is "no guess yet" for that label (as in :func:`check`),
+            a guessed label no value has shows ``it was -``. It is right only if every
+            label is guessed and right.
         actual: the observed value.
         chapter: the chapter to record it under when the notebook's name is not known (a script).
 
     The comparison is recorded in your progress, as :func:`check` is (:func:`labkit.progress`).
+
+    Returns:
+        A :class:`Comparison`; printed, one line (one per label), and after a wrong guess that
+        prints exactly like the answer (``"3"`` for ``3``) a ``think:`` line naming both types.
+        No other reason is given: ``compare`` does not know where ``actual`` came from, so any
+        cause it named would be invented.
     """
     result = Comparison(what, None if _no_guess(guess) else guess, actual)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)

@@ -303,10 +303,15 @@ class CountingClient:
         """The error for a ``CancelledError`` the transport raised on its own (SPEC §3.4):
         the provider gave up, which the run reports as ``ProviderUnavailable``."""
         self.last_error = ProviderUnavailable(
-            f"the provider cancelled its own request ({type(exc).__name__}: {str(exc) or 'no message'}); "
+            f"{PROVIDER_CANCELLED} ({type(exc).__name__}: {str(exc) or 'no message'}); "
             "nobody cancelled the run and its deadline had not passed"
         )
         return self.last_error
+
+
+PROVIDER_CANCELLED = "the provider cancelled its own request"
+"""How the message of a :class:`~labkit.ProviderUnavailable` starts when the transport cancelled its own
+request while nobody cancelled the run (SPEC §3.4); the outcome's ``hint`` keeps it."""
 
 
 def _cancelling() -> int:
