@@ -22,12 +22,12 @@ import functools
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from verdict_kit import RULES, WATCHED_S, named_rules, oracle  # the oracle, shared with test_verdicts_generated
 
 import labkit
 from labkit import Call, Hang, RunOutcome, RunStatus, Say
 from labkit.loops.scenarios import ALL_CAPABILITIES, Scenario
 from labkit.teaching.capstone import AGENTS, ScriptedModel, check_bingo, new_board
-from verdict_kit import RULES, WATCHED_S, named_rules, oracle  # the oracle, shared with test_verdicts_generated
 
 FAST_DEADLINE_S = 0.05  # the deadline scenario, made fast
 

@@ -35,11 +35,11 @@ import html
 import re
 
 import pytest
+import verdict_kit as kit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
-import verdict_kit as kit
 from labkit import Call, Fail, Hang, Limits, RunOutcome
 from labkit.loops.scenarios import ALL_CAPABILITIES
 
@@ -598,10 +598,10 @@ def test_the_prediction_widget_gives_the_verdict_check_gives(plan, status, count
     same = labkit.check(outcome, status=status, tool_calls=count)
     assert (verdict.right, verdict.feedback) == (same.right, same.feedback)
     assert verdict.right == (status == outcome.status.value and count == outcome.count("ToolCall"))
-    marks = re.findall(r"&mdash; <b style='color:#[0-9a-f]+'>(right|wrong)</b>", panel.result_html)
+    marks = re.findall(r"&mdash; <b style='color:#[0-9a-f]+'>(right|not this time)</b>", panel.result_html)
     assert marks == [
-        "right" if status == outcome.status.value else "wrong",
-        "right" if count == outcome.count("ToolCall") else "wrong",
+        "right" if status == outcome.status.value else "not this time",
+        "right" if count == outcome.count("ToolCall") else "not this time",
     ]
     for line in verdict.feedback:
         assert f"<i>{html.escape(line)}</i>" in panel.result_html

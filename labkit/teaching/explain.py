@@ -42,7 +42,6 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass
 
-from . import _inputs
 from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
 from ..loops.agents import result_kind
@@ -50,6 +49,7 @@ from ..loops.outcome import RunOutcome, RunStatus
 from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
 from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
+from . import _inputs
 
 __all__ = [
     "GUARD_ORDER",
@@ -144,7 +144,7 @@ class Refusal:
         return f"{limit} s passed while {self.attempt} was waiting"
 
     def sentence(self) -> str:
-        """The refusal as the deciding cause: ``"the tool budget decided: read_ticket(input=5) came when 4 of 4 ..."``."""
+        """The refusal as the deciding cause, e.g. ``"the tool budget decided: read_ticket(input=5) came when ..."``."""
         if self.rule == StopReason.DEADLINE_EXCEEDED:
             return f"{self.name} decided: {self.reason} (chapter 6)"
         if self.rule == StopReason.MODEL_BUDGET:
@@ -508,7 +508,7 @@ def _why_not_permission(ungranted: tuple[str, ...] | None) -> str:
 
 
 def status_feedback(explanation: Explanation, said: str) -> list[str]:
-    """The lines after a wrong status guess ``said``: the measured cause, what else would have refused, why not ``said``.
+    """The lines after a wrong status guess ``said``: the measured cause, the other refusals, why not ``said``.
 
     Returns:
         One to four short lines, without the ``think:`` prefix; ``[]`` when ``said`` is right.

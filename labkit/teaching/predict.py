@@ -28,15 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..transports.chat import ChatRequest
 from ..core.errors import InputError, UnknownScenarioError
 from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome, RunStatus
+from ..loops.scenarios import ALL_CAPABILITIES, Scenario
+from ..transports.chat import ChatRequest
+from ..transports.scripted import Call, Fail, Hang, Reply, Say, Step
 from . import _inputs
 from . import progress as _progress
-from ..loops.scenarios import ALL_CAPABILITIES, Scenario
-from ..transports.scripted import Call, Fail, Hang, Say, Step
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -122,7 +122,8 @@ def _feedback(
     tool_calls: int | None,
     events: tuple[EventGuess, ...] | None,
 ) -> tuple[str, ...]:
-    """The ``think:`` lines after wrong guesses; every cause they name is measured by :func:`~labkit.teaching.explain.explain`."""
+    """The ``think:`` lines after wrong guesses; every cause they name is measured by
+    :func:`~labkit.teaching.explain.explain`."""
     lines: list[str] = []
     wrong_status = status is not None and status != outcome.status.value
     wrong_count = tool_calls is not None and tool_calls != outcome.count("ToolCall")
@@ -327,9 +328,10 @@ def _events_guess(events: Any) -> Any:
             raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
         if not isinstance(name, str):
             raise InputError(f"event {step}: the name must be a tool name or 'model'/'run', not {name!r}")
-        if _whole(count) is None:
+        whole = _whole(count)
+        if whole is None:
             raise InputError(f"event {step}: the count must be a whole number, not {count!r}")
-        guess.append((str(kind), name, _whole(count)))
+        guess.append((str(kind), name, whole))
     return tuple(guess)
 
 
@@ -521,6 +523,9 @@ def _describe_step(step: Step) -> str:
         return "never answers"
     if isinstance(step, Fail):
         return f"fails to connect ({type(step.error).__name__})"
+    if isinstance(step, Reply):
+        asks = ", then ".join(_describe_call(c) for c in step.calls)
+        return f'answers "{step.text}" and asks for {asks}'
     calls = list(step)
     return f"asks for {len(calls)} calls in one reply: " + ", then ".join(_describe_call(c) for c in calls)
 
@@ -568,7 +573,7 @@ class Mystery:
         return Scenario(
             f"mystery {self.key}",
             "a mystery script: read its steps, limits and grants",
-            self.script,  # type: ignore[arg-type]
+            self.script,
             self.limits,
             self.capabilities,
         )

@@ -19,13 +19,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...core.errors import ScriptExhausted, UserError
-from .. import progress as _progress
-from ..explain import explain, how_to, square_hint
 from ...core.limits import Limits
 from ...loops.outcome import RunOutcome, RunStatus
 from ...loops.runner import prepare, run
 from ...loops.scenarios import ALL_CAPABILITIES, Scenario
 from ...transports.scripted import ScriptedTransport, Step
+from .. import progress as _progress
+from ..explain import explain, how_to, square_hint
 
 __all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
 
