@@ -523,10 +523,11 @@ def comparisons(draw):
 
 
 def _guessed(value: object) -> bool:
-    """A guess was given: not ``...``/``None``; for a mapping, some label's value was given."""
+    """A guess was given: not ``...`` (``None`` is a guess: a stop reason can be ``None``); for a
+    mapping, some label's value was given."""
     if isinstance(value, dict):
         return any(_guessed(v) for v in value.values())
-    return value is not ... and value is not None
+    return value is not ...
 
 
 def _alike(said: object, was: object) -> bool:
@@ -843,10 +844,15 @@ def test_a_label_the_guess_leaves_out_is_no_guess_in_compare():
     assert lines[0].endswith("right") and "no guess yet" in lines[1] and "not this time" not in lines[1]
 
 
-def test_a_label_guessed_as_none_is_no_guess_even_when_the_answer_is_none():
-    """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"."""
+def test_a_guess_of_none_is_a_guess_that_prints_and_counts_as_one():
+    """Found: ``compare("n", {"a": None}, {"a": None})`` was right while it printed "no guess yet"; and
+    in chapter 9 a learner who guessed ``my_recorded_stop = None`` (the stop reason the cell above
+    printed) was told "no guess yet". ``None`` is a guess; only ``...`` is not."""
     result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
-    assert not result.right and "no guess yet" in str(result).splitlines()[0]
+    assert result.right and str(result).splitlines()[0].endswith("right")
+    wrong = labkit.compare("recorded stop", None, "RepeatedCall")
+    assert wrong.guessed and not wrong.right and "you said None" in str(wrong) and "not this time" in str(wrong)
+    assert "no guess yet" in str(labkit.compare("recorded stop", ..., "RepeatedCall"))
 
 
 def test_a_provider_that_cancelled_its_own_request_was_reached():

@@ -53,20 +53,37 @@ def _no_guess(value: object) -> bool:
     return value is None or value is Ellipsis
 
 
+def _unguessed(value: object) -> bool:
+    """:func:`compare`'s "no guess yet": ``...`` (the learner edition's scaffold), or a per-label guess
+    whose every value is ``...``. ``None`` is a guess like any other value there: a stop reason, a
+    result, a text can be ``None``, and a learner who writes ``None`` has guessed."""
+    if isinstance(value, Mapping):
+        return all(v is Ellipsis for v in value.values())
+    return value is Ellipsis
+
+
 _LABEL_WIDTH = 15  # the narrowest label column; a longer label widens it
 _VALUE_WIDTH = 18  # the narrowest value column; a longer value widens it
 
 
-def _widths(lines: Sequence[tuple[str, object, object]]) -> tuple[int, int]:
+def _widths(
+    lines: Sequence[tuple[str, object, object]], unguessed: Callable[[object], bool] = _no_guess
+) -> tuple[int, int]:
     """Column widths that fit every label and value of ``lines``, with at least two spaces after each."""
     label = max([_LABEL_WIDTH - 1, *(len(what) for what, _, _ in lines)]) + 1
-    values = [len(str(v)) for _, said, was in lines for v in (said, was) if not _no_guess(v)]
+    values = [len(str(v)) for _, said, was in lines for v in (said, was) if not unguessed(v)]
     return label, max([_VALUE_WIDTH - 1, *values]) + 1
 
 
-def _line(what: str, said: object, was: object, widths: tuple[int, int] | None = None) -> str:
-    label, value = widths or _widths([(what, said, was)])
-    if _no_guess(said):
+def _line(
+    what: str,
+    said: object,
+    was: object,
+    widths: tuple[int, int] | None = None,
+    unguessed: Callable[[object], bool] = _no_guess,
+) -> str:
+    label, value = widths or _widths([(what, said, was)], unguessed)
+    if unguessed(said):
         return f"{what:<{label}} {_NO_GUESS_TEXT}"
     mark = "right" if said == was else "not this time"
     return f"{what:<{label}} you said {said!s:<{value}} it was {was!s:<{value}} {mark}"
@@ -75,7 +92,7 @@ def _line(what: str, said: object, was: object, widths: tuple[int, int] | None =
 def _alike(what: str, said: object, was: object) -> str | None:
     """The one reason a wrong guess can be given without knowing where ``was`` came from: it prints
     exactly like the answer but is another value (``"3"`` for ``3``); ``None`` otherwise."""
-    if _no_guess(said) or said == was or str(said) != str(was):
+    if _unguessed(said) or said == was or str(said) != str(was):
         return None
     return (
         f"think: {what}: you said {said!r} ({type(said).__name__}), it was {was!r} ({type(was).__name__}):"
@@ -152,7 +169,7 @@ def _feedback(
 
 
 class Comparison(NamedTuple):
-    """One guessed value next to what happened (``said`` is ``None`` when there is no guess yet)."""
+    """One guessed value next to what happened (``said`` is ``...`` when there is no guess yet)."""
 
     what: str
     said: Any
@@ -160,35 +177,35 @@ class Comparison(NamedTuple):
 
     @property
     def guessed(self) -> bool:
-        """A guess was given (not ``...`` or ``None``)."""
-        return not _no_guess(self.said)
+        """A guess was given (anything but ``...``; ``None`` is a guess here, see :func:`compare`)."""
+        return not _unguessed(self.said)
 
     @property
     def right(self) -> bool:
         """The guess equals what happened (``False`` without a guess); one guess per label is right
-        only when every label is guessed (not ``...`` or ``None``) and right."""
+        only when every label is guessed (not ``...``) and right."""
         if not self.guessed:
             return False
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
             return self.said.keys() == self.was.keys() and all(
-                not _no_guess(self.said[key]) and self.said[key] == self.was[key] for key in self.was
+                self.said[key] is not Ellipsis and self.said[key] == self.was[key] for key in self.was
             )
         return self.said == self.was
 
     def __str__(self) -> str:
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
-            return _line(self.what, None, self.was)
+            return _line(self.what, ..., self.was, unguessed=_unguessed)
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
             # one guess per label (e.g. per runtime): one aligned line per label of the run; a label
             # the guess leaves out is no guess yet for that label (as in check), never "not this time"
             keys = list(self.was) + [key for key in self.said if key not in self.was]
-            lines = [(f"{self.what} [{key}]", self.said.get(key), self.was.get(key, "-")) for key in keys]
-            widths = _widths(lines)
-            text = [_line(*line, widths) for line in lines]
+            lines = [(f"{self.what} [{key}]", self.said.get(key, ...), self.was.get(key, "-")) for key in keys]
+            widths = _widths(lines, _unguessed)
+            text = [_line(*line, widths, _unguessed) for line in lines]
             text.extend(reason for what, said, was in lines if (reason := _alike(what, said, was)) is not None)
             return "\n".join(text)
         reason = _alike(self.what, self.said, self.was)
-        return _line(self.what, self.said, self.was) + ("" if reason is None else f"\n{reason}")
+        return _line(self.what, self.said, self.was, unguessed=_unguessed) + ("" if reason is None else f"\n{reason}")
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -480,7 +497,8 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
 
     Args:
         what: a short label, e.g. ``"admitted"``; also the prediction's name in your progress.
-        guess: the learner's guess; ``...`` or ``None`` means "no guess yet".
+        guess: the learner's guess; ``...`` means "no guess yet" (``None`` is a guess like any other
+            value: a stop reason or a result can be ``None``).
             A mapping compared with a mapping (one guess per label, e.g. per
             runtime) prints one aligned line per label, ``what [label]``; a label
             the guess leaves out is "no guess yet" for that label (as in :func:`check`),
@@ -497,7 +515,7 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
         No other reason is given: ``compare`` does not know where ``actual`` came from, so any
         cause it named would be invented.
     """
-    result = Comparison(what, None if _no_guess(guess) else guess, actual)
+    result = Comparison(what, guess, actual)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
     return result
 
