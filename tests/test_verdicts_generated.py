@@ -201,8 +201,31 @@ _WORDS_RULE = {words: rule for rule, words in kit.RULE_WORDS.items()}
 _SAME_CALL = re.compile(
     r"^(the [a-z -]+?) would also have refused that call \((.+)\), but the guard asks (the [a-z -]+?) first"
 )
-_LATER = re.compile(r"^without (?:that stop|those stops), (the [a-z -]+?) would have refused (.+) later \((.+)\)$")
-_ENDED = re.compile(r"^without (?:that stop|those stops), the deadline would have ended the run \((.+)\)$")
+_LATER = re.compile(
+    r"^had (?:that stop|those stops) not ended the run, (the [a-z -]+?) would have refused (.+) later \((.+)\)$"
+)
+_ENDED = re.compile(r"^had (?:that stop|those stops) not ended the run, the deadline would have ended it \((.+)\)$")
+_THEN = (
+    (re.compile(r"^(\d+) of (\S+) attempts already admitted$"), "once {0} of {1} attempts had been admitted"),
+    (
+        re.compile(r"^same signature, already admitted (\d+) of (\S+)$"),
+        "once that signature had been admitted {0} of {1} times",
+    ),
+    (re.compile(r"^(\d+) of (\S+) model calls already made$"), "once {0} of {1} model calls had been made"),
+    (re.compile(r"^(\S+) s passed while (.+) was waiting$"), "after {0} s, while {1} would still have been waiting"),
+    (re.compile(r"^needs (.+), not granted$"), "it needs {0}, not granted"),
+)
+
+
+def _then(reason: str) -> str:
+    """A measured reason (``"4 of 4 attempts already admitted"``) as a hint says it of a run that did not happen."""
+    for pattern, template in _THEN:
+        match = pattern.match(reason)
+        if match:
+            return template.format(*match.groups())
+    return reason
+
+
 _ORDER = ("PermissionDenied", "ToolBudget", "RepeatedCall")
 
 
@@ -237,7 +260,12 @@ def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutco
         rule = _WORDS_RULE.get(match.group(1))
         if rule not in runs:
             return [f"{line!r}: measured {sorted(runs)}"]
-        measured = {kit.refusal_numbers(run, rule): run for run in runs[rule] if run is not outcome}
+        measured = {
+            (attempt, _then(reason)): run
+            for run in runs[rule]
+            if run is not outcome
+            for attempt, reason in [kit.refusal_numbers(run, rule)]
+        }
         run = measured.get((match.group(2), match.group(3)))
         if run is None:
             return [f"{line!r}: measured {list(measured)}"]
@@ -248,7 +276,7 @@ def _also_problems(line: str, outcome: RunOutcome, runs: dict[str, list[RunOutco
     if match:
         if "DeadlineExceeded" not in runs:
             return [f"{line!r}: the deadline was not measured"]
-        reason = kit.refusal_numbers(runs["DeadlineExceeded"][0], "DeadlineExceeded")[1]
+        reason = _then(kit.refusal_numbers(runs["DeadlineExceeded"][0], "DeadlineExceeded")[1])
         return [] if match.group(1) == reason else [f"{line!r}: measured ({reason})"]
     return None
 
@@ -813,9 +841,9 @@ def test_a_call_id_sent_again_in_a_later_reply_is_a_call_of_its_own():
     read = Call("read_ticket", {"input": 42})
     steps = (read, Call("read_ticket", {"input": 42}, id="x"), Call("read_ticket", {"input": 7}, id="x"), "Done.")
     plan = kit.Plan(steps, Limits(tool_calls=2), ALL_CAPABILITIES, "simple")
-    assert _problems_of(plan, "Completed", ...) == []
+    assert _problems_of(plan, "Completed", ...) == [] and _problems_of(plan, "ToolBudget", ...) == []
     outcome = kit.run_plan(plan)[0]  # type: ignore[index]
-    feedback = labkit.check(outcome, status="Completed", tool_calls=...).feedback
+    feedback = labkit.check(outcome, status="ToolBudget", tool_calls=...).feedback  # the guessed rule: when?
     assert any("the tool budget would have refused read_ticket(input=7) later" in line for line in feedback)
     looser = kit.run_plan(kit.Plan(steps, Limits(tool_calls=2, repetitions=2), ALL_CAPABILITIES, "simple"))
     requests = [r for r in looser[0].tool_requests if r.call.id == "x"]  # type: ignore[index]

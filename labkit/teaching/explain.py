@@ -143,6 +143,21 @@ class Refusal:
             return f"{self.read} of {limit} model calls already made"
         return f"{limit} s passed while {self.attempt} was waiting"
 
+    @property
+    def reason_then(self) -> str:
+        """:attr:`reason` as it would have been in a run that did not happen (an "also ... later" refusal):
+        ``"once 4 of 4 attempts had been admitted"``, never "already admitted", which reads as a fact."""
+        limit = _number(self.limit)
+        if self.rule == StopReason.PERMISSION_DENIED:
+            return f"it needs {self.capability or 'a capability'}, not granted"
+        if self.rule == StopReason.TOOL_BUDGET:
+            return f"once {self.read} of {limit} attempts had been admitted"
+        if self.rule == StopReason.REPEATED_CALL:
+            return f"once that signature had been admitted {self.read} of {limit} times"
+        if self.rule == StopReason.MODEL_BUDGET:
+            return f"once {self.read} of {limit} model calls had been made"
+        return f"after {limit} s, while {self.attempt} would still have been waiting"
+
     def sentence(self) -> str:
         """The refusal as the deciding cause, e.g. ``"the tool budget decided: read_ticket(input=5) came when ..."``."""
         if self.rule == StopReason.DEADLINE_EXCEEDED:
@@ -200,8 +215,11 @@ class Explanation:
         # every refusal before this one was lifted in the counterfactual run that found it
         before = "that stop" if self.also.index(refusal) == 0 else "those stops"
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
-            return f"without {before}, {refusal.name} would have ended the run ({refusal.reason})"
-        return f"without {before}, {refusal.name} would have refused {refusal.attempt} later ({refusal.reason})"
+            return f"had {before} not ended the run, {refusal.name} would have ended it ({refusal.reason_then})"
+        return (
+            f"had {before} not ended the run, {refusal.name} would have refused {refusal.attempt} later"
+            f" ({refusal.reason_then})"
+        )
 
     def cause(self) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused."""
@@ -226,10 +244,12 @@ class Explanation:
         )
 
     def lines(self, *, also: int = 2, must: str | None = None) -> list[str]:
-        """The cause, then up to ``also`` "also" refusals (same-attempt first; ``must``'s rule always shown)."""
+        """The cause, then up to ``also`` refusals of the very attempt that was refused (the guard's
+        order decided between them), and ``must``'s rule when it would have refused later (the
+        learner guessed it: when would it have spoken?). Other later refusals are left out: a rule
+        the learner did not name, in a run that did not happen, only hides the cause."""
         lines = [self.cause()]
-        ordered = sorted(self.also, key=lambda r: not r.same_attempt)
-        shown = ordered[:also]
+        shown = [r for r in self.also if r.same_attempt][:also]
         wanted = self.refusal(must) if must in _RULES else None
         if wanted is not None and wanted is not self.decided and wanted not in shown:
             shown.append(wanted)
