@@ -281,8 +281,9 @@ def _square(wanted: RunStatus, model: object) -> Square:
         )
     outcomes = {agent: _run_square(wanted, model, agent) for agent in AGENTS}
     results = list(outcomes.values())
-    if all(isinstance(r, RunOutcome) and r.status is wanted for r in results):
-        return Square(wanted, "right", f"{label}right under both agents: {_counters(results[0])}", outcomes)
+    right = [r for r in results if isinstance(r, RunOutcome) and r.status is wanted]
+    if len(right) == len(results):
+        return Square(wanted, "right", f"{label}right under both agents: {_counters(right[0])}", outcomes)
     ended = {_ended(r) for r in results}
     if len(ended) == 1:
         got = f"both agents: {ended.pop()}"

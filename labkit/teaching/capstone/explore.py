@@ -34,9 +34,10 @@ import collections
 import linecache
 import sys
 import threading
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["Condition", "Execution", "Exploration", "Lock", "RLock", "Semaphore", "Step", "current", "explore"]
 
@@ -205,7 +206,7 @@ class Execution:
             raise Abandoned
         # the turn is ours again
 
-    def _give_up(self, problem: str) -> None:
+    def _give_up(self, problem: str) -> NoReturn:
         if self.problem is None:
             self.problem = problem
         self._abandoned = True
@@ -295,7 +296,7 @@ class Execution:
         return self._acquisitions
 
     def _learner_line(self) -> str:
-        frame = sys._getframe(2)
+        frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
             if frame.f_code.co_filename in self.files:
                 return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
@@ -549,15 +550,24 @@ _READS = frozenset(
         "isdisjoint",
     }
 )
-_inside = threading.local()  # a watched method running: the calls it makes itself are not points
 
 
-def _watched_method(root: type, name: str, original: Callable[..., object]) -> Callable[..., object]:
+class _Inside(threading.local):
+    depth = 0  # 1 while a watched method runs in this thread: the calls it makes itself are not points
+
+
+_inside = _Inside()
+
+_Root = type[dict[Any, Any] | list[Any] | set[Any] | collections.deque[Any]]
+_ROOTS: tuple[_Root, ...] = (dict, list, set, collections.deque)  # no class has two of them (their layouts conflict)
+
+
+def _watched_method(root: _Root, name: str, original: Callable[..., object]) -> Callable[..., object]:
     op = "write" if name in _WRITES else "read"
 
     def method(self: Any, *args: object, **kwargs: object) -> object:
         ex = current()
-        if ex is None or getattr(_inside, "depth", 0):
+        if ex is None or _inside.depth:
             return original(self, *args, **kwargs)
         ex.point()
         _inside.depth = 1
@@ -580,7 +590,7 @@ _WATCHED: dict[type, type] = {}
 
 def _watched_class(cls: type) -> type:
     if cls not in _WATCHED:
-        root = next(b for b in cls.__mro__ if b in (dict, list, set, collections.deque))
+        root = next(b for b in _ROOTS if b in cls.__mro__)
         methods = {
             name: _watched_method(root, name, getattr(cls, name))
             for name in _READS | _WRITES

@@ -348,9 +348,9 @@ def _checker_lock(value: object, name: str, made: dict[int, tuple[object, object
     elif isinstance(value, _REAL_RLOCKS):
         new = RLock(f"self.{name}")
     elif isinstance(value, threading.Semaphore):  # BoundedSemaphore too
-        new = Semaphore(value._value, f"self.{name}")  # type: ignore[attr-defined]
+        new = Semaphore(value._value, f"self.{name}")
     else:
-        inner = _checker_lock(value._lock, name, made)  # type: ignore[attr-defined]
+        inner = _checker_lock(value._lock, name, made)
         new = Condition(inner if isinstance(inner, Lock) else None, f"self.{name}")
     made[id(value)] = (value, new)  # keeps value alive, so its id is not reused
     return new
@@ -391,7 +391,7 @@ def _adopted(value: object, name: str, made: dict[int, tuple[object, object]], d
         for key, item in list(items):
             inner = _adopted(item, f"{name}[{key!r}]", made, depth - 1)
             if inner is not None:
-                value[key] = inner  # type: ignore[index]
+                value[key] = inner
     copy = watched(value, name)
     if copy is not None:
         made[id(value)] = (value, copy)
@@ -403,8 +403,8 @@ def _hidden_state(guard: object, cls: type) -> bool:
     from .explore import _WATCHED
 
     def hidden(value: object) -> bool:
-        if type(value) in _WATCHED.values():
-            return any(hidden(v) for v in (value.values() if isinstance(value, dict) else value))  # type: ignore[union-attr]
+        if type(value) in _WATCHED.values() and isinstance(value, Iterable):  # a watched dict, list, set or deque
+            return any(hidden(v) for v in (value.values() if isinstance(value, dict) else value))
         return _mutable(value)
 
     if any(hidden(v) for n, v in vars(guard).items() if not n.startswith("_labkit_")):
@@ -440,10 +440,8 @@ def _functions(cls: type) -> list[Any]:
             if isinstance(func, property):
                 found += [f for f in (func.fget, func.fset, func.fdel) if f is not None]
                 continue
-            try:
+            with contextlib.suppress(ValueError):
                 func = inspect.unwrap(func)
-            except ValueError:
-                pass
             if getattr(func, "__code__", None) is not None:
                 found.append(func)
     return found
@@ -497,7 +495,7 @@ def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tu
             answers.append(subject.call(guard, step))
 
     ex = Execution([calls], [], files, max_steps=5_000, timeout_s=2.0)
-    ex.written = written  # type: ignore[attr-defined]
+    ex.written = written
     ex.run()
     subject.written |= written
     if ex.problem:
@@ -580,15 +578,13 @@ class _RaceRun:
 
 def _expected(race: _Race, threads: int) -> list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]]:
     """Per order of the racing calls: each thread's answer, and the answers of the calls after."""
-    outcomes = []
+    outcomes: list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = []
     n_before = len(race.script.calls)
     for order in itertools.permutations(range(threads)):
         calls = (*race.script.calls, *(race.racing[i] for i in order), *race.after)
         answers = REFERENCE.run(Script(calls, race.script.tool_calls, race.script.repetitions, race.script.granted))
-        by_thread = [None] * threads
-        for pos, i in enumerate(order):
-            by_thread[i] = answers[n_before + pos]
-        outcomes.append((tuple(by_thread), answers[n_before + threads :]))  # type: ignore[arg-type]
+        by_thread = tuple(answers[n_before + order.index(i)] for i in range(threads))  # thread i ran at order.index(i)
+        outcomes.append((by_thread, answers[n_before + threads :]))
     return outcomes
 
 
@@ -947,9 +943,10 @@ def _module_locks(cls: type) -> Iterator[Callable[[], None]]:
             original = func_globals.get(name)
             if isinstance(original, _REAL_SYNC) and not isinstance(original, threading.Condition):
                 lock = _checker_lock(original, name, made)
-                lock.name = name  # type: ignore[union-attr]
+                assert isinstance(lock, (Lock, Semaphore))  # a threading Lock, RLock or Semaphore: its checker twin
+                lock.name = name
                 func_globals[name] = lock
-                swapped.append((func_globals, name, original, lock))  # type: ignore[arg-type]
+                swapped.append((func_globals, name, original, lock))
 
     def reset() -> None:
         for _, _, original, lock in swapped:
@@ -1055,9 +1052,9 @@ def _report_alone(
 ) -> GuardReport:
     script, answers = wrong
     right = REFERENCE.run(script)
-    k = next(i for i, (a, b) in enumerate(zip(answers, right)) if a != b)
+    k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
     ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS)
-    before = ", ".join(f"{c.attempt} {a[0]}" for c, a in zip(script.calls[:k], right[:k]))
+    before = ", ".join(f"{c.attempt} {a[0]}" for c, a in zip(script.calls[:k], right[:k], strict=True))
     details = [
         f"  alone, with {script.setting() if not subject.simple else f'a limit of {script.tool_calls}'}"
         + (f", after {before}" if before else ""),
@@ -1121,8 +1118,9 @@ def _report_race(
         elif _admitted(run.answers) < max(_admitted(a) for a, _ in run.allowed):
             fault, why = "too_few_admitted", ["the guard refused a call that no order of the calls refuses"]
     allowed = " or ".join(dict.fromkeys(_answers_text(a) for a, _ in run.allowed))
-    after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.allowed[0][1]))
-    yours_after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.after))
+    after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.allowed[0][1], strict=True))
+    # not strict: run.after stays () (or another schedule's) when a thread raised before the judge ran the calls after
+    yours_after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.after, strict=False))
     details = [
         f"  race ({race.name}): {race.setting(run.threads, run.simple)}",
         f"  your guard: {_answers_text(run.answers)}; then {yours_after}",

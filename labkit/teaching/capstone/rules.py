@@ -328,7 +328,8 @@ def _faults() -> tuple[Fault, ...]:
         Fault(
             "signature_ignores_tool",
             Rules(key="arguments"),
-            "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); the tool name counts too",
+            "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
+            "the tool name counts too",
         ),
         Fault(
             "failed_body_refunded",
@@ -441,13 +442,13 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
     grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
     for _ in range(count):
         n = r.randint(1, 6)
-        calls = []
+        picked: list[Call] = []
         cancelled = False
         for _ in range(n):
             cancel = not cancelled and r.random() < 0.08
             cancelled |= cancel
             body = r.choices(("ok", "fails", "cancels"), (10, 3, 1))[0]
-            calls.append(Call(r.choice(ALPHABET), body, cancel))
-        made.append(Script(tuple(calls), r.choice((0, 1, 2, 3, 3, 4)), r.choice((0, 1, 1, 2, 3)), r.choice(grants)))
+            picked.append(Call(r.choice(ALPHABET), body, cancel))
+        made.append(Script(tuple(picked), r.choice((0, 1, 2, 3, 3, 4)), r.choice((0, 1, 1, 2, 3)), r.choice(grants)))
     unique = list(dict.fromkeys(made))
     return tuple(sorted(unique, key=lambda s: len(s.calls)))
