@@ -24,11 +24,26 @@ def test_a_wrong_prediction_shows_the_answer():
 
 @pytest.mark.parametrize("missing", [..., None])
 def test_no_guess_yet_is_friendly_and_keeps_the_answer_hidden(missing):
-    c = labkit.check(REPEAT, status=missing, tool_calls=missing)
+    c = labkit.check(REPEAT, status=missing, tool_calls=...)
     assert not c.right and not c.guessed
     text = str(c)
     assert text.splitlines() == [text] and text.startswith("no guess yet for the status and the ToolCall count")
     assert "RepeatedCall" not in text
+
+
+def test_a_count_left_out_is_not_asked_only_the_status_is_judged():
+    """``check(outcome, status=...)`` alone judges the status (a per-label status with its think: lines,
+    as chapter 7 asks), where ``tool_calls=...`` asks for a count not guessed yet."""
+    assert labkit.check(REPEAT, status="RepeatedCall").right
+    wrong = labkit.check(REPEAT, status="ToolBudget")
+    assert not wrong.right and wrong.guessed and "ToolCall count" not in str(wrong)
+    assert any(line.startswith("think: you said ToolBudget") for line in wrong.feedback)
+    assert str(labkit.check(REPEAT, status=...)).startswith("no guess yet for the status:")
+    pending = labkit.check(REPEAT, status="RepeatedCall", tool_calls=...)
+    assert not pending.right and not pending.guessed
+    runs = {"a": REPEAT, "b": labkit.run("changing")}
+    both = labkit.check(runs, status={"a": "RepeatedCall", "b": "ToolBudget"})
+    assert both.right and "ToolCall count" not in str(both)
 
 
 def test_an_empty_predict_cell_is_one_line_for_every_run_it_checks():

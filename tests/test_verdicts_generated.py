@@ -66,11 +66,11 @@ def _guesses(outcome: RunOutcome, status: object, offset: object) -> tuple[objec
 # -- the claims a hint makes, each held against the facts ---------------------------------------------
 
 _COUNT_LINE = re.compile(
-    r"^you counted (\d+) ToolCall events, there were (\d+)(?: \(([a-z_, ]+)\))?: one each time the guard"
+    r"^you counted (\d+) ToolCall events?, there were (\d+)(?: \(([a-z_, ]+)\))?: one each time the guard"
     r" admitted an attempt(?: \((.+)\))?$"
 )
 _REFUSED_COUNT_LINE = re.compile(
-    r"^you counted (\d+) ToolCall events: (?:the attempt (.+) refused|the refused attempt) records none"
+    r"^you counted (\d+) ToolCall events?: (?:the attempt (.+) refused|the refused attempt) records none"
     r" \(it was refused before its body\)$"
 )
 
@@ -806,8 +806,7 @@ def test_a_count_hint_does_not_give_away_a_status_not_guessed_yet():
     outcome = kit.run_plan(plan)[0]  # type: ignore[index]
     (line,) = labkit.check(outcome, status=..., tool_calls=1).feedback
     assert (
-        line
-        == "think: you counted 1 ToolCall events: the refused attempt records none (it was refused before its body)"
+        line == "think: you counted 1 ToolCall event: the refused attempt records none (it was refused before its body)"
     )
     (named,) = labkit.check(outcome, status="PermissionDenied", tool_calls=1).feedback
     assert "the attempt the permission rule refused records none" in named

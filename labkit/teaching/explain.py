@@ -558,13 +558,18 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
     decided = explanation.decided
     if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER:
         who = f"the attempt {decided.name} refused" if name_rule else "the refused attempt"
-        return [f"you counted {said} ToolCall events: {who} records none (it was refused before its body)"]
+        return [f"you counted {_events(said)}: {who} records none (it was refused before its body)"]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
     listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
     return [
-        f"you counted {said} ToolCall events, there were {admitted}{listed}: one each time the guard admitted"
+        f"you counted {_events(said)}, there were {admitted}{listed}: one each time the guard admitted"
         f" an attempt{_count_notes(explanation.outcome)}"
     ]
+
+
+def _events(count: int) -> str:
+    """``"1 ToolCall event"``, ``"3 ToolCall events"``."""
+    return f"{count} ToolCall event{'' if count == 1 else 's'}"
 
 
 def _count_notes(outcome: RunOutcome) -> str:
@@ -606,7 +611,7 @@ _HOW_TO = {
     RunStatus.DEADLINE_EXCEEDED: "for DeadlineExceeded, something must still be waiting when `deadline_s` passes,"
     " e.g. Hang() (chapter 6)",
     RunStatus.PROVIDER_UNAVAILABLE: "for ProviderUnavailable, a model call must fail to connect:"
-    " Fail(ConnectionError('down')) (chapter 7)",
+    " a Fail step with a connection error (chapter 7)",
 }
 """What a bingo square needs for each status, said without naming a rule as a cause."""
 

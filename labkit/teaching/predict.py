@@ -215,7 +215,7 @@ class Check(NamedTuple):
     """A prediction next to what happened.
 
     ``predicted_status`` / ``predicted_tool_calls`` are ``None`` when the
-    learner has not guessed yet.
+    learner has not guessed yet (or, for the count, when it was not asked).
 
     Attributes:
         predicted_events: the predicted ``(kind, name, count)`` events; ``None``
@@ -224,6 +224,8 @@ class Check(NamedTuple):
         feedback: after a wrong guess, ``"think: ..."`` lines computed from the
             run: the rule that decided, the rules that would also have refused,
             why not the guess (empty when right or not guessed).
+        asked_tool_calls: the ToolCall count was asked for (``check(..., tool_calls=...)``);
+            ``False`` when only the status (and maybe the events) is judged.
     """
 
     predicted_status: str | None
@@ -233,23 +235,24 @@ class Check(NamedTuple):
     predicted_events: Any = None
     actual_events: tuple[EventGuess, ...] = ()
     feedback: tuple[str, ...] = ()
+    asked_tool_calls: bool = True
 
     @property
     def guessed(self) -> bool:
-        """Both guesses were given (and the events, when they were asked for)."""
+        """Every guess asked for was given: the status, the count (when asked) and the events (when asked)."""
         return (
             self.predicted_status is not None
-            and self.predicted_tool_calls is not None
+            and (self.predicted_tool_calls is not None or not self.asked_tool_calls)
             and self.predicted_events is not Ellipsis
         )
 
     @property
     def right(self) -> bool:
-        """The status and the ToolCall count were predicted (and the events, when asked for)."""
+        """The status was predicted, and the ToolCall count and the events, when they were asked for."""
         return (
             self.guessed
             and self.predicted_status == self.actual_status
-            and self.predicted_tool_calls == self.actual_tool_calls
+            and (self.predicted_tool_calls == self.actual_tool_calls or not self.asked_tool_calls)
             and (self.predicted_events is None or self.predicted_events == self.actual_events)
         )
 
@@ -263,16 +266,16 @@ class Check(NamedTuple):
         )
 
     def _no_guess_line(self, label: str = "") -> str:
-        what = "the status and the ToolCall count" + (" and the events" if self.predicted_events is Ellipsis else "")
+        what = "the status" + (" and the ToolCall count" if self.asked_tool_calls else "")
+        what += " and the events" if self.predicted_events is Ellipsis else ""
         return f"no guess yet{label} for {what}: {_NO_GUESS_TEXT.removeprefix('no guess yet: ')}"
 
     def __str__(self) -> str:
         if self.unguessed:  # one line, not one per value, while the predict cell is empty
             return self._no_guess_line()
-        pairs = [
-            ("status", self.predicted_status, self.actual_status),
-            ("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls),
-        ]
+        pairs: list[tuple[str, object, object]] = [("status", self.predicted_status, self.actual_status)]
+        if self.asked_tool_calls:
+            pairs.append(("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls))
         widths = _widths(pairs)  # one column width for both lines, sized to their content
         lines = [_line(*pair, widths) for pair in pairs]
         if self.predicted_events is Ellipsis:
@@ -366,9 +369,9 @@ def _no_forward_references(lines: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -> Check:
+def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, asked_tool_calls: bool = True) -> Check:
     said_status = None if _no_guess(status) else str(status)
-    said_tools = None if _no_guess(tool_calls) else tool_calls
+    said_tools = None if _no_guess(tool_calls) or not asked_tool_calls else tool_calls
     said_events = None if events is Ellipsis else events
     return Check(
         said_status,
@@ -378,6 +381,7 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any) -
         events,
         _triples(outcome.events),
         _no_forward_references(_feedback(outcome, said_status, said_tools, said_events)),
+        asked_tool_calls,
     )
 
 
@@ -398,9 +402,10 @@ def check(
         status: the predicted status, e.g. ``"RepeatedCall"`` (a :class:`RunStatus`
             value); ``...`` or ``None`` means "no guess yet". With several outcomes,
             one guess for all or ``{label: status}``, one per run.
-        tool_calls: the predicted number of ``ToolCall`` events; ``...`` or
-            ``None`` means "no guess yet". With several outcomes, one for all or
-            ``{label: count}``.
+        tool_calls: the predicted number of ``ToolCall`` events; ``...`` means
+            "no guess yet"; left out (``None``), the count is not asked for and
+            only the status (and the events, if given) is judged. With several
+            outcomes, one for all or ``{label: count}``.
         events: optional: the predicted events in order, as ``(kind, name,
             count)`` tuples, e.g. ``[("ModelCall", "model", 1),
             ("Middleware", "read_ticket", 1), ...]``; the printed check then
@@ -437,23 +442,30 @@ def check(
             for a single outcome). (``InputError`` is a ``ValueError``.)
     """
     guess = _events_guess(events)
+    asked = tool_calls is not None  # None (the default): the count is not asked for; ``...``: asked, no guess yet
     result: Check | Checks
     if isinstance(outcome, Mapping):
         pairs = _inputs.outcomes(outcome, "check")
         labels = [label for label, _ in pairs]
         statuses = _per_label("status", status, labels, _status_guess)
         counts = _per_label("tool_calls", tool_calls, labels, _count_guess)
-        result = Checks({label: _check_one(o, statuses[label], counts[label], guess) for label, o in pairs})
+        result = Checks({label: _check_one(o, statuses[label], counts[label], guess, asked) for label, o in pairs})
         attempted = all(c.guessed for _, c in result)
     else:
         if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
             raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
         _status_guess(status)
-        result = _check_one(_inputs.outcome(outcome, "check"), status, _count_guess(tool_calls), guess)
+        result = _check_one(_inputs.outcome(outcome, "check"), status, _count_guess(tool_calls), guess, asked)
         attempted = result.guessed
-    label = what or ("status, ToolCall count and events" if events is not None else "status and ToolCall count")
+    label = what or _check_label(events is not None, asked)
     _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
     return result
+
+
+def _check_label(events: bool, tool_calls: bool) -> str:
+    """A check's name in the progress file: what it asked for (``"status and ToolCall count"``)."""
+    asked = ["status", *(["ToolCall count"] if tool_calls else []), *(["events"] if events else [])]
+    return ", ".join(asked[:-1]) + " and " + asked[-1] if len(asked) > 1 else asked[0]
 
 
 def _status_guess(status: Any) -> Any:

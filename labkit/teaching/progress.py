@@ -580,9 +580,3 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
     names = sorted(set(_chapter_notebooks(path.parent)) | set(recorded))
     chapters = tuple(ChapterProgress(name, recorded.get(name, ())) for name in names)
     return Progress(path, chapters, "; ".join(notes))
-
-
-def _label_for_check(events: object, what: str | None) -> str:
-    if what:
-        return what
-    return "status, ToolCall count and events" if events is not None else "status and ToolCall count"
