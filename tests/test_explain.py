@@ -190,3 +190,18 @@ def test_a_later_refusal_says_which_stops_were_lifted_to_find_it():
     assert any(line.startswith("think: had those stops not ended the run, the model-call budget") for line in feedback)
     alone = labkit.check(labkit.run("changing"), status="ModelBudget", tool_calls=4).feedback
     assert any(line.startswith("think: had that stop not ended the run, the model-call budget") for line in alone)
+
+
+@pytest.mark.parametrize("name", ["changing", "repeat", "forbidden", "budget"])
+def test_a_frameworks_run_gets_the_hints_labkits_own_loop_gets(name):
+    """Chapter 11 checks one guess against six loops: a framework's run is replayed in labkit's harness
+    (no divergence is declared), so its hints are the harness's, not a counters-only line of their own."""
+    from labkit.adapters import RUNTIMES
+
+    limits = labkit.Limits(model_calls=3, tool_calls=5)
+    wanted = labkit.run(name, agent="harness", limits=limits)
+    for guess in ("ToolBudget", "RepeatedCall", "Completed"):
+        expected = labkit.check(wanted, status=guess, tool_calls=9).feedback
+        for runtime in RUNTIMES:
+            outcome = labkit.run(name, agent=runtime, limits=limits)
+            assert labkit.check(outcome, status=guess, tool_calls=9).feedback == expected, (runtime, guess)

@@ -331,8 +331,20 @@ def _refusal(outcome: RunOutcome, scenario: Scenario | None) -> Refusal | None:
 # -- counterfactual runs --------------------------------------------------------------------------
 
 
+def _replay_agent(origin: Origin) -> str | None:
+    """The loop a counterfactual run of ``origin`` runs in: its own (``"simple"``, ``"harness"``), or, for a
+    framework's loop, labkit's harness, while no divergence is declared: every framework's loop ends every
+    script as labkit's own loops do (``tests/test_parity_generated.py``, ``labkit.adapters.divergences``),
+    so a hint on a framework's run says what the same measurement says on labkit's. ``None``: not replayable."""
+    if origin.agent is not None:
+        return origin.agent
+    from ..adapters.divergences import DIVERGENCES  # data only (no framework is imported)
+
+    return "harness" if not DIVERGENCES else None
+
+
 def _replayable(origin: Origin | None) -> bool:
-    return origin is not None and origin.script is not None and origin.agent is not None
+    return origin is not None and origin.script is not None and _replay_agent(origin) is not None
 
 
 def _rerun(origin: Origin, limits: Limits, capabilities: frozenset[str]) -> RunOutcome | BaseException:
@@ -340,7 +352,7 @@ def _rerun(origin: Origin, limits: Limits, capabilities: frozenset[str]) -> RunO
     try:
         setup = prepare(
             variant,
-            agent=origin.agent,  # type: ignore[arg-type]
+            agent=_replay_agent(origin),  # type: ignore[arg-type]
             stream=origin.stream,
             concurrent_tool_calls=origin.concurrent_tool_calls,
         )
