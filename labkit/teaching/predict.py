@@ -37,10 +37,19 @@ from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Reply, Say, Step
 from . import _inputs
 from . import progress as _progress
+from .i18n import _
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
-_NO_GUESS_TEXT = "no guess yet: fill in your guess in the predict cell above, run it, then run this cell again"
+
+def _how_to_guess() -> str:
+    return _("fill in your guess in the predict cell above, run it, then run this cell again")
+
+
+def _no_guess_text() -> str:
+    """The line of a value not guessed yet (in the notebook's language, :mod:`labkit.teaching.i18n`)."""
+    return _("no guess yet: {how}").format(how=_how_to_guess())
+
 
 EventGuess = tuple[str, str, int]
 """A predicted event: ``(kind, name, count)``, e.g. ``("ModelCall", "model", 1)``."""
@@ -84,9 +93,10 @@ def _line(
 ) -> str:
     label, value = widths or _widths([(what, said, was)], unguessed)
     if unguessed(said):
-        return f"{what:<{label}} {_NO_GUESS_TEXT}"
-    mark = "right" if said == was else "not this time"
-    return f"{what:<{label}} you said {said!s:<{value}} it was {was!s:<{value}} {mark}"
+        return f"{what:<{label}} {_no_guess_text()}"
+    mark = _("right") if said == was else _("not this time")
+    you_said, it_was = _("you said"), _("it was")
+    return f"{what:<{label}} {you_said} {said!s:<{value}} {it_was} {was!s:<{value}} {mark}"
 
 
 def _alike(what: str, said: object, was: object) -> str | None:
@@ -107,8 +117,10 @@ def _event_text(event: EventGuess) -> str:
 
 def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], label: int = _LABEL_WIDTH) -> list[str]:
     """Predicted against recorded events, aligned so one forgotten event does not shift the rest."""
-    width = max([len(_event_text(e)) for e in (*said, *was)] + [len("you said")]) + 2
-    lines = [f"{'events':<{label}} {'you said':<{width}}{'it was':<{width}}"]
+    you_said, it_was = _("you said"), _("it was")
+    width = max([len(_event_text(e)) for e in (*said, *was)] + [len(you_said), len(it_was)]) + 2
+    events = _("events")
+    lines = [f"{events:<{label}} {you_said:<{width}}{it_was:<{width}}"]
 
     def row(left: str, right: str, mark: str) -> None:
         lines.append(f"{'':<{label}} {left:<{width}}{right:<{width}}{mark}")
@@ -117,16 +129,16 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             for event in said[i1:i2]:
-                row(_event_text(event), _event_text(event), "right")
+                row(_event_text(event), _event_text(event), _("right"))
             continue
         left, right = said[i1:i2], was[j1:j2]
         for k in range(max(len(left), len(right))):
             if k < len(left) and k < len(right):
-                row(_event_text(left[k]), _event_text(right[k]), "not this time")
+                row(_event_text(left[k]), _event_text(right[k]), _("not this time"))
             elif k < len(left):
-                row(_event_text(left[k]), "-", "not recorded")
+                row(_event_text(left[k]), "-", _("not recorded"))
             else:
-                row("-", _event_text(right[k]), "you left it out")
+                row("-", _event_text(right[k]), _("you left it out"))
     return lines
 
 
@@ -266,20 +278,21 @@ class Check(NamedTuple):
         )
 
     def _no_guess_line(self, label: str = "") -> str:
-        what = "the status" + (" and the ToolCall count" if self.asked_tool_calls else "")
-        what += " and the events" if self.predicted_events is Ellipsis else ""
-        return f"no guess yet{label} for {what}: {_NO_GUESS_TEXT.removeprefix('no guess yet: ')}"
+        what = _("the status") + (_(" and the ToolCall count") if self.asked_tool_calls else "")
+        what += _(" and the events") if self.predicted_events is Ellipsis else ""
+        return _("no guess yet{label} for {what}: {how}").format(label=label, what=what, how=_how_to_guess())
 
     def __str__(self) -> str:
         if self.unguessed:  # one line, not one per value, while the predict cell is empty
             return self._no_guess_line()
-        pairs: list[tuple[str, object, object]] = [("status", self.predicted_status, self.actual_status)]
+        pairs: list[tuple[str, object, object]] = [(_("status"), self.predicted_status, self.actual_status)]
         if self.asked_tool_calls:
-            pairs.append(("ToolCall count", self.predicted_tool_calls, self.actual_tool_calls))
+            pairs.append((_("ToolCall count"), self.predicted_tool_calls, self.actual_tool_calls))
         widths = _widths(pairs)  # one column width for both lines, sized to their content
         lines = [_line(*pair, widths) for pair in pairs]
         if self.predicted_events is Ellipsis:
-            lines.append(f"{'events':<{widths[0]}} {_NO_GUESS_TEXT}")
+            events = _("events")
+            lines.append(f"{events:<{widths[0]}} {_no_guess_text()}")
         elif self.predicted_events is not None:
             lines.extend(_events_diff(self.predicted_events, self.actual_events, widths[0]))
         lines.extend(self.feedback)
