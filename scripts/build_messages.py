@@ -14,6 +14,7 @@ See :mod:`labkit.teaching.i18n`.
 from __future__ import annotations
 
 import argparse
+import datetime
 import io
 import sys
 from pathlib import Path
@@ -46,7 +47,10 @@ def catalogue(root: Path) -> tuple[Catalog, list[str]]:
     if path.exists():
         with path.open("rb") as handle:
             old = read_po(handle, locale="fr")
-    new = Catalog(locale="fr", project="labkit", domain="labkit")
+    fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no date in the header: the files only
+    new = Catalog(
+        locale="fr", project="labkit", domain="labkit", creation_date=fixed, revision_date=fixed
+    )  # change with the messages
     missing = []
     for message, locations in sorted(messages(root).items()):
         known = old.get(message) if old is not None else None
