@@ -47,7 +47,7 @@ def catalogue(root: Path) -> tuple[Catalog, list[str]]:
     if path.exists():
         with path.open("rb") as handle:
             old = read_po(handle, locale="fr")
-    fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)  # no date in the header: the files only
+    fixed = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)  # no date in the header: the files only
     new = Catalog(
         locale="fr", project="labkit", domain="labkit", creation_date=fixed, revision_date=fixed
     )  # change with the messages
