@@ -114,6 +114,7 @@ notebooks: $(STAMP)
 	$(BIN)/python scripts/build_navigation.py
 	$(BIN)/python scripts/execute_notebooks.py
 	$(BIN)/python scripts/build_workbook.py
+	$(BIN)/python scripts/build_messages.py
 	$(BIN)/python scripts/build_french.py
 	$(BIN)/python scripts/execute_notebooks.py notebooks-fr/[0-9][0-9]_*.ipynb notebooks-fr/appendix_*.ipynb
 	-$(BIN)/python scripts/build_french.py stale
