@@ -917,3 +917,29 @@ def test_without_the_run_s_grants_the_permission_line_says_only_what_the_events_
     feedback = labkit.check(copy, status="PermissionDenied", tool_calls=0).feedback
     assert "think: no call the guard saw needed a capability that was left out (chapter 4)" in feedback, feedback
     assert not any("had its capability granted" in line for line in feedback)
+
+
+def test_a_permission_guess_is_told_a_made_up_tool_has_no_capability_at_all():
+    """Found in chapter 7's cold review: after ``[read 42, close_ticket 42, finish 42, text]`` a PermissionDenied
+    guess was told "every tool asked for had its capability granted", though close_ticket was asked for and is
+    no tool at all (no capability, no guard)."""
+    steps = [Call("read_ticket", {"input": 42}), Call("close_ticket", {"input": 42}), Call("finish_review", {"input": 42})]
+    outcome = labkit.run(labkit.Scenario("made up", "asks for close_ticket", [*steps, "Review finished."]))
+    feedback = " ".join(labkit.check(outcome, status="PermissionDenied", tool_calls=2).feedback)
+    assert "close_ticket is no tool of this host" in feedback and "had its capability granted" not in feedback
+
+
+def test_one_count_too_many_is_not_read_as_the_refused_attempt_when_a_call_reached_no_guard():
+    """Found in chapter 11's cold review: with a call for no tool and one whose arguments did not bind, a count
+    one too many was told "the attempt the repetition rule refused records none" as if that were the only cause."""
+    steps = [
+        [Call("read_ticket", '{"input": 42.0}'), Call("open_ticket", '{"input": 42}')],
+        Call("read_ticket", ""),
+        Call("read_ticket", '{"input": 42}'),
+        "Done.",
+    ]
+    outcome = labkit.run(labkit.Scenario("odd", "odd calls", steps))
+    assert outcome.status.value == "RepeatedCall" and outcome.count("ToolCall") == 1
+    feedback = " ".join(labkit.check(outcome, status="RepeatedCall", tool_calls=2).feedback)
+    assert "records none (it was refused" not in feedback
+    assert "named no tool" in feedback and "did not bind" in feedback

@@ -505,7 +505,7 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
             " a limit refuses the next call, never the last one made (chapter 6)"
         )
     if said == StopReason.PERMISSION_DENIED:
-        return _why_not_permission(explanation.ungranted)
+        return _why_not_permission(explanation.ungranted, _unknown_tools(outcome))
     if said == StopReason.DEADLINE_EXCEEDED:
         return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
     if said == RunStatus.PROVIDER_UNAVAILABLE:
@@ -523,9 +523,22 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     return None
 
 
-def _why_not_permission(ungranted: tuple[str, ...] | None) -> str:
+def _unknown_tools(outcome: RunOutcome) -> tuple[str, ...]:
+    """The names the model asked for that are no tool of the run (each answered by the loop, no guard asked)."""
+    return tuple(dict.fromkeys(r.call.name for r in outcome.tool_requests if result_kind(r.result) == "unknown tool"))
+
+
+def _why_not_permission(ungranted: tuple[str, ...] | None, unknown: tuple[str, ...] = ()) -> str:
     """Why no call was refused for its capability: every tool asked for was granted, or none of the
-    calls for one that was not reached the guard (its arguments did not bind, or it came after the stop)."""
+    calls for one that was not reached the guard (its arguments did not bind, or it came after the stop);
+    a name that is no tool of the run has no capability and no guard: the loop answers it."""
+    if unknown:
+        one = len(unknown) == 1
+        line = (
+            f"{', '.join(unknown)} {'is no tool' if one else 'are no tools'} of this host: no guard and no"
+            " capability exist for it, the loop answers the call with an error and nothing is refused (chapter 7)"
+        )
+        return line if not ungranted else f"{line}; {_why_not_permission(ungranted)}"
     if ungranted is None:  # the grants are not known: say only what the run's events show
         return "no call the guard saw needed a capability that was left out (chapter 4)"
     if not ungranted:
@@ -568,7 +581,8 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
     if said == admitted:
         return []
     decided = explanation.decided
-    if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER:
+    unseen = sum(result_kind(r.result) in _NO_GUARD for r in explanation.outcome.tool_requests)
+    if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER and not unseen:
         who = f"the attempt {decided.name} refused" if name_rule else "the refused attempt"
         return [f"you counted {_events(said)}: {who} records none (it was refused before its body)"]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
@@ -577,6 +591,11 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
         f"you counted {_events(said)}, there were {admitted}{listed}: one each time the guard admitted"
         f" an attempt{_count_notes(explanation.outcome)}"
     ]
+
+
+_NO_GUARD = frozenset({"unknown tool", "unbound", "cut", "repeated ids"})
+"""Results of calls that reached no guard (:func:`~labkit.loops.agents.result_kind`): another reason a
+count may be one too many, so the "one refused attempt" reading is not the only one."""
 
 
 def _events(count: int) -> str:
