@@ -923,7 +923,11 @@ def test_a_permission_guess_is_told_a_made_up_tool_has_no_capability_at_all():
     """Found in chapter 7's cold review: after ``[read 42, close_ticket 42, finish 42, text]`` a PermissionDenied
     guess was told "every tool asked for had its capability granted", though close_ticket was asked for and is
     no tool at all (no capability, no guard)."""
-    steps = [Call("read_ticket", {"input": 42}), Call("close_ticket", {"input": 42}), Call("finish_review", {"input": 42})]
+    steps = [
+        Call("read_ticket", {"input": 42}),
+        Call("close_ticket", {"input": 42}),
+        Call("finish_review", {"input": 42}),
+    ]
     outcome = labkit.run(labkit.Scenario("made up", "asks for close_ticket", [*steps, "Review finished."]))
     feedback = " ".join(labkit.check(outcome, status="PermissionDenied", tool_calls=2).feedback)
     assert "close_ticket is no tool of this host" in feedback and "had its capability granted" not in feedback
