@@ -108,12 +108,14 @@ def test_runtime_and_post_build_are_as_binder_reads_them():
 
 
 def test_the_binder_link_opens_chapter_one_of_the_learners_copy():
-    (urlpath,) = re.findall(r"\?urlpath=(lab/tree/[^)\s]+)", (ROOT / "README.md").read_text())
+    english, french = re.findall(r"\?urlpath=(lab/tree/[^)\s]+)", (ROOT / "README.md").read_text())
     spec = importlib.util.spec_from_file_location("_scripts_lab", ROOT / "scripts" / "lab.py")
     lab = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = lab
     spec.loader.exec_module(lab)
-    assert "/" + urlpath == lab.default_url(ROOT)  # the page `make lab` opens
+    assert "/" + english == lab.default_url(ROOT)  # the page `make lab` opens
+    lab.choose_language("fr")
+    assert "/" + french == lab.default_url(ROOT)  # the page `make lab-fr` opens
 
 
 def _binder_python() -> str:
@@ -187,8 +189,11 @@ def _build_and_run(step, clone: Path, bin_dir: Path, notebooks: list[Path]) -> N
     )
     step(bin_dir / "python", "-m", "pip", "check", timeout=120)
     # postBuild made the learner's copy the link opens, and told JupyterLab not to ask about news
-    (link_path,) = re.findall(r"urlpath=lab/tree/([^)\s]+)", (clone / "README.md").read_text())
-    assert (clone / link_path).read_bytes() == (clone / "workbook" / Path(link_path).name).read_bytes()
+    links = re.findall(r"urlpath=lab/tree/([^)\s]+)", (clone / "README.md").read_text())
+    assert len(links) == 2  # the English edition's link and the French one's
+    for link_path in links:
+        edition = "workbook-fr" if link_path.startswith("my-workbook-fr/") else "workbook"
+        assert (clone / link_path).read_bytes() == (clone / edition / Path(link_path).name).read_bytes()
     settings = step(
         bin_dir / "python",
         "-c",

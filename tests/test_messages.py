@@ -46,7 +46,7 @@ def test_the_catalogue_is_not_empty():
     assert len(_entries()) >= 20
 
 
-@pytest.mark.parametrize(("english", "french"), _entries())
+@pytest.mark.parametrize(("english", "french"), _entries(), ids=[f"message-{i}" for i in range(len(_entries()))])
 def test_a_translation_keeps_the_placeholders_and_the_markup(english: str, french: str):
     assert _fields(french) == _fields(english)
     assert re.findall(r"</?\w+", french) == re.findall(r"</?\w+", english)
