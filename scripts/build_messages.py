@@ -52,10 +52,10 @@ def catalogue(root: Path) -> tuple[Catalog, list[str]]:
         locale="fr", project="labkit", domain="labkit", creation_date=fixed, revision_date=fixed
     )  # change with the messages
     missing = []
-    for message, locations in sorted(messages(root).items()):
+    for message in sorted(messages(root)):
         known = old.get(message) if old is not None else None
         string = known.string if known is not None and not known.fuzzy else ""
-        new.add(message, string, locations=locations)
+        new.add(message, string)  # no source lines: moving code must not make the catalogue stale
         if not string:
             missing.append(message)
     return new, missing
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     problems = build(args.root.resolve(), args.check)
     for problem in problems:
         print(problem)
-    return 1 if problems and (args.check or any(p.startswith("no French") for p in problems)) else 0
+    return 1 if problems else 0  # written files are no problem: only what is stale (--check) or has no French
 
 
 if __name__ == "__main__":

@@ -42,8 +42,6 @@ from .predict import Check, Mystery, _check_one
 __all__ = ["Explorer", "Prediction", "explorer", "predict"]
 
 AGENTS: tuple[AgentKind, ...] = ("harness", "simple")
-CHOOSE = "choose…"
-"""Label of the status dropdown's placeholder (no status chosen yet), in English; shown through :func:`_`."""
 
 _STYLE = {"description_width": "13em"}
 _WIDE = w.Layout(width="34em")
@@ -270,7 +268,7 @@ class Prediction(w.VBox):
         self._limits = limits
         shown = limits if limits is not None else self._scenario_obj.limits
         self._status = w.Dropdown(
-            options=[(_("choose…"), None), *((s.value, s.value) for s in RunStatus)],  # _("choose…") is CHOOSE
+            options=[(_("choose…"), None), *((s.value, s.value) for s in RunStatus)],  # no status chosen yet
             value=None,
             description=_("status"),
             style=_STYLE,
