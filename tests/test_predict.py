@@ -3,6 +3,8 @@
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import labkit
 from labkit.teaching.predict import Checks
@@ -50,8 +52,8 @@ def test_an_empty_predict_cell_is_one_line_for_every_run_it_checks():
     runs = {"simple": labkit.run("repeat", agent="simple"), "harness": REPEAT}
     text = str(labkit.check(runs, status=..., tool_calls=...))
     assert text.splitlines() == [text] and "(simple, harness)" in text and "RepeatedCall" not in text
-    half = str(labkit.check(runs, status="RepeatedCall", tool_calls=...))  # a guess given: one block per run
-    assert half.count("[simple]") == 1 and half.count("no guess yet") == 2
+    half = str(labkit.check(runs, status="RepeatedCall", tool_calls=...))  # a guess given: one block per verdict
+    assert half.startswith("[simple, harness]\n") and half.count("no guess yet") == 1
 
 
 def test_half_a_guess_checks_the_half_given():
@@ -65,7 +67,7 @@ def test_several_runs_at_once():
     checks = labkit.check(runs, status="RepeatedCall", tool_calls=1)
     assert isinstance(checks, Checks) and checks.right
     assert checks["simple"].right and checks["harness"].right
-    assert str(checks).startswith("[simple]\n") and "[harness]" in str(checks)
+    assert str(checks).startswith("[simple, harness]\n") and str(checks).count("status") == 1
     assert not labkit.check(runs, status="RepeatedCall", tool_calls=2).right
 
 
@@ -382,3 +384,34 @@ def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook,
     feedback = " ".join(labkit.check(labkit.mystery("C").run(), status="Completed", tool_calls=2).feedback)
     assert "the tool budget decided" in feedback and "never Completed" in feedback
     assert all(ref in feedback for ref in kept) and not any(ref in feedback for ref in dropped), feedback
+
+
+_RUNS = {
+    f"{name} {agent}": labkit.run(name, agent=agent) for name in labkit.SCENARIOS for agent in ("simple", "harness")
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    labels=st.lists(st.sampled_from(sorted(_RUNS)), min_size=1, max_size=6, unique=True),
+    status=st.sampled_from([..., *labkit.RunStatus]),
+    tool_calls=st.sampled_from([..., 0, 1, 2, 4]),
+)
+def test_runs_share_a_block_exactly_when_their_verdicts_read_the_same(labels, status, tool_calls):
+    """Each block is headed by the labels whose own check prints its text: every label once, blocks in the order
+    of their first label, labels in the order given."""
+    runs = {label: _RUNS[label] for label in labels}
+    guess = status if status is ... else str(status)
+    checks = labkit.check(runs, status=guess, tool_calls=tool_calls)
+    if all(checks[label].unguessed for label in labels):
+        return  # one line for the whole cell (tested above)
+    text = str(checks)
+    headed = re.findall(r"^\[(.+)\]$", text, flags=re.MULTILINE)
+    blocks = [block.split("\n", 1)[1] for block in re.split(r"\n(?=\[)", text)]
+    grouped = [group.split(", ") for group in headed]
+    assert sorted(label for group in grouped for label in group) == sorted(labels)  # every label once
+    order = [[labels.index(label) for label in group] for group in grouped]
+    assert all(o == sorted(o) for o in order) and [o[0] for o in order] == sorted(o[0] for o in order)
+    for group, block in zip(grouped, blocks, strict=True):
+        assert all(str(checks[label]) == block for label in group)
+    assert len(set(blocks)) == len(blocks)  # two blocks never read the same

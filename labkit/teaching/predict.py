@@ -303,7 +303,11 @@ class Check(NamedTuple):
 
 
 class Checks(tuple):
-    """Several labelled :class:`Check` results, e.g. one per agent; prints one block per label."""
+    """Several labelled :class:`Check` results, e.g. one per agent.
+
+    Prints one block per distinct verdict, headed by the labels it is true for (``[simple, harness]``),
+    in the order the labels came; index by label (``checks["simple"]``) for one run's :class:`Check`.
+    """
 
     __slots__ = ()
 
@@ -327,7 +331,11 @@ class Checks(tuple):
     def __str__(self) -> str:
         if self and all(c.unguessed for _, c in self):  # one line for the whole cell while nothing is guessed
             return self[0][1]._no_guess_line(f" ({', '.join(label for label, _ in self)})")
-        return "\n".join(f"[{label}]\n{c}" for label, c in self)
+        # Runs whose verdicts read the same share one block: six identical blocks hide the one that differs.
+        groups: dict[str, list[str]] = {}
+        for label, c in self:
+            groups.setdefault(str(c), []).append(label)
+        return "\n".join(f"[{', '.join(labels)}]\n{text}" for text, labels in groups.items())
 
     def __repr__(self) -> str:
         return f"Checks({', '.join(f'{label}: right={c.right}' for label, c in self)})"
