@@ -221,15 +221,18 @@ def test_every_chapter_has_the_required_shape():
         assert len(panels) == 1 and "nbval-ignore-output" in panels[0].metadata.get("tags", [])
         for c in code:  # nbval markers are cell tags, never comments a learner would read
             assert "NBVAL_" not in c.source, f"{path.name}: use the nbval cell tags, not a marker comment"
-        # every check follows a predict cell, with no other check in between
-        waiting = False
+        # every check follows a predict cell (or an exercise: the learner's code, e.g. chapter 7's hosts),
+        # with no other check in between; every predict cell is checked (an exercise may have its own checker)
+        waiting = predicted = False
         for c in code:
-            if "solution" in c.metadata.get("tags", []):
-                waiting = True
+            tags = c.metadata.get("tags", [])
+            if "solution" in tags or "exercise" in tags:
+                assert not predicted, f"{path.name}: a predict cell that is never checked"
+                waiting, predicted = True, "solution" in tags
             elif "labkit.check(" in c.source or "labkit.compare(" in c.source:
                 assert waiting, f"{path.name}: a check cell without a predict cell before it"
-                waiting = False
-        assert not waiting, f"{path.name}: a predict cell that is never checked"
+                waiting = predicted = False
+        assert not predicted, f"{path.name}: a predict cell that is never checked"
         assert cells[-1].get("id") == "navigation"
 
 
