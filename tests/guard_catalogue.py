@@ -9,6 +9,7 @@ is needed anywhere, and none decides a verdict.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import types
 from collections import Counter
@@ -358,6 +359,13 @@ class SignatureFromRawText(_Rules):
         return call.tool + call.raw
 
 
+class SignatureFromParsedText(_Rules):
+    FAULT = "signature_from_parsed_text"
+
+    def key(self, call):
+        return labkit.signature(call.tool, json.loads(call.raw))  # "42" stays a string: not bound
+
+
 class SignatureWithoutTool(_Rules):
     FAULT = "signature_ignores_tool"
 
@@ -408,6 +416,7 @@ WRONG = [
     BudgetPerTool,
     SignaturePerTool,
     SignatureFromRawText,
+    SignatureFromParsedText,
     SignatureWithoutTool,
     NoRecheck,
     BodyFirst,

@@ -129,7 +129,9 @@ def test_the_console_file_form_works_as_a_command(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "status: Completed (exit 0)" in result.stdout and "completion: <lambda>(state) holds" in result.stdout
+    assert (
+        "status: Completed (exit 0)" in result.stdout and "completion: state.total == 5" in result.stdout
+    )  # the lambda, as written
 
 
 @pytest.mark.parametrize(
@@ -413,3 +415,22 @@ def test_a_learner_scenario_names_its_own_agent_and_a_seed_keeps_the_seeds() -> 
     assert labkit.prepare("complete").agent.name == "BoundedReviewer"
     with pytest.raises(UserError, match="agent_name is a non-empty str"):
         labkit.scenario("hello", tools=ONE, script=["hi"], done=bool, agent_name="")
+
+
+def _named_done(state: object) -> bool:
+    return True
+
+
+@pytest.mark.parametrize(
+    ("done", "words"),
+    [
+        (lambda state: state.total == 5, "state.total == 5"),
+        (lambda shelf: len(shelf.books) == 2, "len(shelf.books) == 2"),
+        (_named_done, "_named_done(state) holds"),
+        (eval("lambda s: True"), "done(state) holds"),  # no source kept: never '<lambda>'
+    ],
+)
+def test_the_host_condition_is_named_from_the_done_function_never_as_a_lambda(done, words: str) -> None:
+    adder = labkit.load_scenario(f"{ADDER_FILE}:ADDER")
+    declared = labkit.scenario("named", tools=adder.tools, script=["Done."], done=done, state=adder.state)
+    assert declared.condition == words and "<lambda>" not in declared.condition

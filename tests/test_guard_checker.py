@@ -8,6 +8,7 @@ explores every schedule within its bound, so a verdict is the same on every run.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -126,6 +127,7 @@ class RulesGuard(GuardBase):
         rules = self.RULES
         key = {
             "raw": call.tool + ":" + call.raw,
+            "parsed": labkit.signature(call.tool, json.loads(call.raw)),
             "tool": call.tool,
             "arguments": labkit.canonical(dict(call.arguments)),
         }.get(rules.key) or labkit.signature(call.tool, call.arguments)

@@ -174,7 +174,7 @@ def test_counting_the_refused_attempt_gets_its_own_feedback():
     (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=2).feedback
     assert "the attempt the repetition rule refused records none" in think
     (think,) = labkit.check(REPEAT, status="RepeatedCall", tool_calls=0).feedback
-    assert "you counted 0 ToolCall events, there were 1" in think
+    assert "you counted 0 ToolCall events, there was 1" in think
 
 
 def test_no_event_guess_yet_keeps_the_answer_hidden():
@@ -213,7 +213,7 @@ def test_checking_something_that_is_not_a_run_is_a_clear_error():
 
 # -- mystery scripts ------------------------------------------------------------------------------
 
-# What each mystery does: (status, ToolCall events, ModelCall events), worked out from SPEC §3 by hand.
+# What each mystery does: (status, ToolCall events, ModelCall events), worked out by hand from docs/guarantees.md.
 MYSTERY_TABLE = {
     "A": ("Incomplete", 1, 2),
     "B": ("RepeatedCall", 2, 3),
@@ -225,6 +225,7 @@ MYSTERY_TABLE = {
     "H": ("DeadlineExceeded", 2, 3),
     "I": ("RepeatedCall", 1, 1),
     "J": ("ProviderUnavailable", 2, 3),
+    "K": ("ModelBudget", 2, 2),  # the failing third call is refused before it is sent
 }
 
 
@@ -415,3 +416,70 @@ def test_runs_share_a_block_exactly_when_their_verdicts_read_the_same(labels, st
     for group, block in zip(grouped, blocks, strict=True):
         assert all(str(checks[label]) == block for label in group)
     assert len(set(blocks)) == len(blocks)  # two blocks never read the same
+
+
+@settings(max_examples=80, deadline=None)
+@given(truth=st.booleans(), as_mapping=st.booleans())
+def test_a_truth_value_never_passes_for_a_number_nor_the_reverse(truth: bool, as_mapping: bool):
+    number = int(truth)  # Python holds True == 1 and False == 0; an exit code guessed False is still wrong
+    for said, was in ((truth, number), (number, truth)):
+        if as_mapping:
+            said, was = {"run": said}, {"run": was}
+        result = labkit.compare("exit code", said, was)
+        assert not result.right and "not this time" in str(result)
+        assert "a truth value (True/False) and a number are different answers" in str(result)
+    assert labkit.compare("exit code", number, number).right and labkit.compare("kept", truth, truth).right
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    answer=st.sampled_from(["CancelledError", "RepeatedCall", "None", "refused"]),
+    before=st.sampled_from(["", " ", "\t"]),
+    after=st.sampled_from(["", " ", "  ", "\n"]),
+)
+def test_an_answer_with_spaces_around_it_is_not_the_answer_and_says_why(answer: str, before: str, after: str):
+    said = before + answer + after
+    result = labkit.compare("caller gets", said, answer)
+    assert result.right == (said == answer)
+    assert ("has spaces the answer" in str(result)) == (said != answer)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    label=st.sampled_from(sorted(_RUNS)),
+    edits=st.lists(
+        st.tuples(st.sampled_from(["drop", "recount", "add"]), st.integers(0, 30), st.integers(-2, 2)), max_size=3
+    ),
+)
+def test_the_events_diff_keeps_both_lists_in_order_and_shows_a_wrong_count_on_its_own_row(label, edits):
+    """Guesses made from the run's own events by dropping one, recounting one or adding one: every event of
+    each side appears once, in order, in its column; a row pairs two events of one kind and name at most
+    with counts that differ, and then the diff says what that kind's count counts."""
+    run = _RUNS[label]
+    was = [(e.kind.value, e.name, e.count) for e in run.events]
+    said = list(was)
+    for op, where, delta in edits:
+        if op == "drop" and said:
+            del said[where % len(said)]
+        elif op == "recount" and said and delta:
+            kind, name, count = said[where % len(said)]
+            said[where % len(said)] = (kind, name, max(0, count + delta))
+        elif op == "add":
+            said.insert(where % (len(said) + 1), ("ToolCall", "read_ticket", 9))
+    text = str(labkit.check(run, status=run.status.value, events=said))
+    rows = [
+        line
+        for line in text.splitlines()[
+            text.splitlines().index(next(line for line in text.splitlines() if line.startswith("events"))) + 1 :
+        ]
+        if line.startswith(" ")
+    ]
+    cells = [re.split(r"\s{2,}", row.strip()) for row in rows]
+    left = [c[0] for c in cells if c[0] != "-"]
+    right = [c[1] for c in cells if c[1] != "-"]
+    assert left == [f"{k} {n} {c}" for k, n, c in said] and right == [f"{k} {n} {c}" for k, n, c in was]
+    recounted = {a.split()[0] for a, b, *_ in cells if a != b and "-" not in (a, b) and a.split()[:2] == b.split()[:2]}
+    for kind in recounted:
+        assert f"think: a {kind} event's count is " in text
+    assert text.count("event's count is") == len(recounted)
+    assert all(row.endswith("right") for row in rows) == (said == was)

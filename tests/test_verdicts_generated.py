@@ -66,9 +66,10 @@ def _guesses(outcome: RunOutcome, status: object, offset: object) -> tuple[objec
 # -- the claims a hint makes, each held against the facts ---------------------------------------------
 
 _COUNT_LINE = re.compile(
-    r"^you counted (\d+) ToolCall events?, there were (\d+)(?: \(([a-z_, ]+)\))?: one each time the guard"
+    r"^you counted (\d+) ToolCall events?, there (?:was (?=1\b)|were (?!1\b))(\d+)(?: \(([a-z_, ]+)\))?: one each time"
+    r" the guard"
     r" admitted an attempt(?: \((.+)\))?$"
-)
+)  # "there was 1", "there were 0", "there were 2": the verb agrees with the number
 _REFUSED_COUNT_LINE = re.compile(
     r"^you counted (\d+) ToolCall events?: (?:the attempt (.+) refused|the refused attempt) records none"
     r" \(it was refused before its body\)$"
@@ -163,14 +164,20 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
     return problems
 
 
-def _cause_problems(cause: str, outcome: RunOutcome, plan: kit.Plan) -> list[str]:
-    """The deciding cause ("the tool budget decided: ...", "no rule refused anything: ...") against the run."""
+_NO_RULE = "no rule refused anything: "
+
+
+def _cause_problems(cause: str, outcome: RunOutcome, plan: kit.Plan, said: str | None = None) -> list[str]:
+    """The deciding cause ("the tool budget decided: ...", "no rule refused anything: ...") against the run;
+    "no rule refused anything" opens a cause exactly when it answers a guessed stop by a rule (or no guess)."""
     status = outcome.status.value
-    if cause.startswith("no rule refused anything"):
+    if not any(cause.startswith(f"{words} decided: ") for words in kit.RULE_WORDS.values()):
         if status in kit.RULES:
             return [f"{cause!r}: {status} refused"]
+        if cause.startswith(_NO_RULE) != (said is None or said in kit.RULES):
+            return [f"{cause!r}: 'no rule refused anything' answers a guessed stop by a rule; the guess was {said}"]
         match = re.match(
-            r"no rule refused anything: model call (\d+) (could not reach|was cancelled by the provider)", cause
+            r"model call (\d+) (could not reach|was cancelled by the provider)", cause.removeprefix(_NO_RULE)
         )
         if match and (status != "ProviderUnavailable" or int(match.group(1)) != outcome.count("ModelCall")):
             return [f"{cause!r}: the run ended {status} after {outcome.count('ModelCall')} model calls"]
@@ -374,7 +381,8 @@ def verdict_problems(
         if not first.startswith(f"you said {said_status}, but "):
             problems.append(f"the first line does not answer the guess {said_status}: {first!r}")
         else:
-            problems.extend(_cause_problems(first.removeprefix(f"you said {said_status}, but "), outcome, plan))
+            cause = first.removeprefix(f"you said {said_status}, but ")
+            problems.extend(_cause_problems(cause, outcome, plan, said_status))
         if status in kit.RULES and status not in kit.named_rules(text):
             problems.append(f"the deciding rule ({status}) is not named: {text!r}")
         for line in lines[1:]:
@@ -735,7 +743,7 @@ def _square_checked(model, wanted) -> None:
     cause, *also = _CLAUSE.split(hint.removesuffix(tail))
     plan = kit.Plan(tuple(model.steps), model.limits, model.grant, agent)
     runs = kit.oracle_runs(model.scenario(f"bingo-{wanted.value}"), agent, wrong)
-    problems = _cause_problems(cause, wrong, plan)
+    problems = _cause_problems(cause, wrong, plan, wanted.value)  # the square asked for is the "guess"
     for clause in also:
         problems.extend(_also_problems(clause, wrong, runs) or [])
         if _also_problems(clause, wrong, runs) is None:

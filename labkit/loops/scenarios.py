@@ -6,6 +6,7 @@ grants: capabilities and limits. Run one with :func:`labkit.run`.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import sys
@@ -202,6 +203,36 @@ class Scenario:
 _GENERIC_INSTRUCTIONS = "Use the tools you are given to do the task, then answer in one short sentence."
 
 
+def _condition_words(done: Callable[[Any], bool]) -> str:
+    """The host condition in words, for headers and hints: ``name(state) holds`` for a named function; for
+    a lambda, its own expression as written (``len(shelf.books) == 2``) when Python kept its source,
+    else ``done(state) holds`` (never ``<lambda>``)."""
+    name = getattr(done, "__name__", "done")
+    if name != "<lambda>":
+        return f"{name}(state) holds"
+    try:
+        source = inspect.getsource(done)
+    except (OSError, TypeError):
+        return "done(state) holds"
+    code = done.__code__
+    params = list(code.co_varnames[: code.co_argcount])
+    start = source.find("lambda")
+    while start != -1:
+        text = source[start : start + 400]
+        for end in range(len(text), 6, -1):  # the longest text from here that is one lambda expression
+            try:
+                node = ast.parse(text[:end], mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(node, ast.Lambda):  # (a longer text may parse as a tuple holding it)
+                if [a.arg for a in node.args.args] != params:
+                    break  # another lambda on the same line
+                body = ast.get_source_segment(text[:end], node.body)
+                return " ".join(body.split()) if body else "done(state) holds"
+        start = source.find("lambda", start + 6)
+    return "done(state) holds"
+
+
 def scenario(
     name: str,
     *,
@@ -266,7 +297,7 @@ def scenario(
         tools=chosen,
         state=state,
         done=done,
-        condition=condition if condition is not None else f"{getattr(done, '__name__', 'done')}(state) holds",
+        condition=condition if condition is not None else _condition_words(done),
         instructions=instructions,
         prompt=prompt,
         agent_name=agent_name if agent_name is not None else name,

@@ -221,25 +221,30 @@ class Explanation:
             f" ({refusal.reason_then})"
         )
 
-    def cause(self) -> str:
-        """The cause in one clause: the deciding rule, or how the run ended when no rule refused."""
+    def cause(self, said: str | None = None) -> str:
+        """The cause in one clause: the deciding rule, or how the run ended when no rule refused.
+
+        ``said`` is the learner's guess, when there is one: "no rule refused anything" opens the clause
+        only when the guess was a stop by a rule (or no guess is known), since it answers that guess.
+        """
         if self.decided is not None:
             return self.decided.sentence()
         status, outcome = self.outcome.status, self.outcome
+        no_rule = "no rule refused anything: " if said is None or said in _RULES else ""
         if status is RunStatus.PROVIDER_UNAVAILABLE:
             made = outcome.count("ModelCall")
             if (outcome.hint or "").startswith(PROVIDER_CANCELLED):  # the provider gave up, nobody cancelled the run
                 failed = f"model call {made} was cancelled by the provider itself while nobody cancelled the run"
             else:
                 failed = f"model call {made} could not reach the model endpoint"
-            return f"no rule refused anything: {failed}, a failure the host reports as ProviderUnavailable (chapter 7)"
+            return f"{no_rule}{failed}, a failure the host reports as ProviderUnavailable (chapter 7)"
         condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
         if status is RunStatus.COMPLETED:
             held = f": {condition}" if condition else ""
-            return f"no rule refused anything: the loop ended and the host condition holds{held} (chapter 3)"
+            return f"{no_rule}the loop ended by itself and the host condition holds{held} (chapter 3)"
         named = f" ({condition})" if condition else ""
         return (
-            f"no rule refused anything: the loop ended, but the host condition{named} is false;"
+            f"{no_rule}the loop ended by itself while the host condition{named} is false;"
             " the model's words prove nothing (chapter 3)"
         )
 
@@ -248,7 +253,7 @@ class Explanation:
         order decided between them), and ``must``'s rule when it would have refused later (the
         learner guessed it: when would it have spoken?). Other later refusals are left out: a rule
         the learner did not name, in a run that did not happen, only hides the cause."""
-        lines = [self.cause()]
+        lines = [self.cause(must)]
         shown = [r for r in self.also if r.same_attempt][:also]
         wanted = self.refusal(must) if must in _RULES else None
         if wanted is not None and wanted is not self.decided and wanted not in shown:
@@ -587,8 +592,9 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
         return [f"you counted {_events(said)}: {who} records none (it was refused before its body)"]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
     listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
+    there = "there was" if admitted == 1 else "there were"
     return [
-        f"you counted {_events(said)}, there were {admitted}{listed}: one each time the guard admitted"
+        f"you counted {_events(said)}, {there} {admitted}{listed}: one each time the guard admitted"
         f" an attempt{_count_notes(explanation.outcome)}"
     ]
 

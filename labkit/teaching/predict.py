@@ -94,15 +94,36 @@ def _line(
     label, value = widths or _widths([(what, said, was)], unguessed)
     if unguessed(said):
         return f"{what:<{label}} {_no_guess_text()}"
-    mark = _("right") if said == was else _("not this time")
+    mark = _("right") if _same(said, was) else _("not this time")
     you_said, it_was = _("you said"), _("it was")
     return f"{what:<{label}} {you_said} {said!s:<{value}} {it_was} {was!s:<{value}} {mark}"
 
 
+def _same(said: object, was: object) -> bool:
+    """``said == was``, except that a truth value never equals a number: Python holds ``False == 0`` and
+    ``True == 1``, but an exit code guessed ``False`` or a yes/no guessed ``1`` is not the answer."""
+    if isinstance(said, bool) != isinstance(was, bool):
+        return False
+    return bool(said == was)
+
+
 def _alike(what: str, said: object, was: object) -> str | None:
-    """The one reason a wrong guess can be given without knowing where ``was`` came from: it prints
-    exactly like the answer but is another value (``"3"`` for ``3``); ``None`` otherwise."""
-    if _unguessed(said) or said == was or str(said) != str(was):
+    """The reasons a wrong guess can be given without knowing where ``was`` came from: it prints
+    exactly like the answer but is another value (``"3"`` for ``3``), it is a truth value where the
+    answer is a number (or the reverse), or it is the answer's text with spaces around it;
+    ``None`` otherwise."""
+    if _unguessed(said) or _same(said, was):
+        return None
+    if isinstance(said, str) and isinstance(was, str) and said != was and said.strip() == was.strip():
+        return _("think: {what}: your answer {said!r} has spaces the answer {was!r} has not").format(
+            what=what, said=said, was=was
+        )
+    if isinstance(said, bool) != isinstance(was, bool) and said == was:
+        return _(
+            "think: {what}: you said {said!r} ({said_type}), it was {was!r} ({was_type}):"
+            " a truth value (True/False) and a number are different answers"
+        ).format(what=what, said=said, said_type=type(said).__name__, was=was, was_type=type(was).__name__)
+    if str(said) != str(was):
         return None
     return (
         f"think: {what}: you said {said!r} ({type(said).__name__}), it was {was!r} ({type(was).__name__}):"
@@ -115,30 +136,58 @@ def _event_text(event: EventGuess) -> str:
     return f"{kind} {name} {count}"
 
 
+def _count_meaning(kind: str) -> str | None:
+    """What a ``kind`` event's count counts (chapter 8's anatomy of an event), for a line after a wrong count."""
+    meanings = {
+        "ModelCall": _("the model calls admitted so far, this one included"),
+        "Middleware": _("the calls the middleware has observed so far, all tools together, this one included"),
+        "ToolCall": _("the tool attempts admitted so far, all tools together, this one included"),
+        "PermissionDenied": _("the tool attempts admitted before the refused call"),
+        "ToolBudget": _("the tool attempts admitted: the limit that was reached"),
+        "RepeatedCall": _("the attempts this one signature already had: the per-signature limit"),
+        "ModelBudget": _("the model calls admitted: the limit that was reached"),
+        "DeadlineExceeded": _("the tool attempts admitted when the deadline passed"),
+        "ProviderUnavailable": _("the model calls admitted, the one that failed included"),
+    }
+    return meanings.get(kind)
+
+
 def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], label: int = _LABEL_WIDTH) -> list[str]:
-    """Predicted against recorded events, aligned so one forgotten event does not shift the rest."""
+    """Predicted against recorded events, aligned on each event's kind and name, so one forgotten event
+    does not shift the rest and a wrong count is shown on its own event's row; after a wrong count, one
+    ``think:`` line per kind says what that kind's count counts."""
     you_said, it_was = _("you said"), _("it was")
     width = max([len(_event_text(e)) for e in (*said, *was)] + [len(you_said), len(it_was)]) + 2
     events = _("events")
     lines = [f"{events:<{label}} {you_said:<{width}}{it_was:<{width}}"]
+    miscounted: list[str] = []
 
     def row(left: str, right: str, mark: str) -> None:
         lines.append(f"{'':<{label}} {left:<{width}}{right:<{width}}{mark}")
 
-    matcher = difflib.SequenceMatcher(None, said, was, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            for event in said[i1:i2]:
-                row(_event_text(event), _event_text(event), _("right"))
-            continue
+    def pair(guess: EventGuess, event: EventGuess) -> None:
+        if guess == event:
+            row(_event_text(guess), _event_text(event), _("right"))
+            return
+        row(_event_text(guess), _event_text(event), _("not this time"))
+        if guess[:2] == event[:2] and event[0] not in miscounted:  # the same event, counted otherwise
+            miscounted.append(event[0])
+
+    kinds_and_names = [event[:2] for event in said], [event[:2] for event in was]
+    matcher = difflib.SequenceMatcher(None, *kinds_and_names, autojunk=False)
+    for _op, i1, i2, j1, j2 in matcher.get_opcodes():
         left, right = said[i1:i2], was[j1:j2]
         for k in range(max(len(left), len(right))):
             if k < len(left) and k < len(right):
-                row(_event_text(left[k]), _event_text(right[k]), _("not this time"))
+                pair(left[k], right[k])
             elif k < len(left):
                 row(_event_text(left[k]), "-", _("not recorded"))
             else:
                 row("-", _event_text(right[k]), _("you left it out"))
+    for kind in miscounted:
+        meaning = _count_meaning(kind)
+        if meaning is not None:
+            lines.append(_("think: a {kind} event's count is {meaning}").format(kind=kind, meaning=meaning))
     return lines
 
 
@@ -200,9 +249,9 @@ class Comparison(NamedTuple):
             return False
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
             return self.said.keys() == self.was.keys() and all(
-                self.said[key] is not Ellipsis and self.said[key] == self.was[key] for key in self.was
+                self.said[key] is not Ellipsis and _same(self.said[key], self.was[key]) for key in self.was
             )
-        return self.said == self.was
+        return _same(self.said, self.was)
 
     def __str__(self) -> str:
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
@@ -703,6 +752,9 @@ _MYSTERIES = (
     # Does the whole job, then the endpoint fails on the last model call: the work is done, but the
     # failure decides (ProviderUnavailable, not Completed).
     Mystery("J", (_READ_42, _FINISH_42, Fail(ConnectionError("connection refused")))),
+    # The same endpoint failure, with two model calls allowed: the third call is refused before it is
+    # sent, so the endpoint is never asked and cannot fail (ModelBudget, not ProviderUnavailable).
+    Mystery("K", (_READ_42, _FINISH_42, Fail(ConnectionError("connection refused"))), Limits(model_calls=2)),
 )
 _BY_KEY = {m.key: m for m in _MYSTERIES}
 

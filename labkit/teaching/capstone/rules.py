@@ -19,6 +19,7 @@ described as it ran.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -110,10 +111,13 @@ ALPHABET = (
     # a Decimal argument: 1.10 and 1.1 are one value (one signature), whatever str() says
     _call("set_priority", '{"level": 1.10}', level=Decimal("1.10")),
     _call("set_priority", '{"level": 1.1}', level=Decimal("1.1")),
+    # 42 sent as a string: binding to the tool's int makes it 42, so it repeats read_ticket(42); the
+    # model's text parsed (json.loads) keeps "42", a string, and would count it as another call
+    attempt("read_ticket", '{"input": "42"}', 42),
 )
-"""The calls scripts are made of: 42 sent as ``42`` and as ``42.0`` (one signature, two texts),
-other ids, the other tool with the same arguments (a different signature), arguments in another
-order, a list in another order, and a decimal written two ways."""
+"""The calls scripts are made of: 42 sent as ``42``, as ``42.0`` and as ``"42"`` (one signature,
+three texts), other ids, the other tool with the same arguments (a different signature), arguments
+in another order, a list in another order, and a decimal written two ways."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,8 @@ class State:
 def _key(kind: str, call: Attempt) -> str:
     if kind == "raw":
         return call.tool + ":" + call.raw
+    if kind == "parsed":
+        return signature(call.tool, json.loads(call.raw))
     if kind == "tool":
         return call.tool
     if kind == "arguments":
@@ -181,7 +187,8 @@ class Rules:
         budget_slack: the budget admits ``tool_calls + budget_slack`` attempts.
         repeat_slack: a signature is admitted ``repetitions + repeat_slack`` times.
         key: what makes two calls "the same": ``"signature"`` (tool name +
-            canonical arguments), ``"raw"`` (the raw text), ``"tool"`` (the
+            canonical arguments), ``"raw"`` (the raw text), ``"parsed"`` (the raw text parsed as
+            JSON, not bound to the tool's types), ``"tool"`` (the
             name only) or ``"arguments"`` (the arguments only).
         refund: a failed body's attempt is given back: ``""`` (never),
             ``"budget"`` or ``"both"`` (budget and signature).
@@ -321,6 +328,13 @@ def _faults() -> tuple[Fault, ...]:
             "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)",
         ),
         Fault(
+            "signature_from_parsed_text",
+            Rules(key="parsed"),
+            'the signature is taken from the model\'s text parsed as JSON, not from the bound arguments, so "42" '
+            "and 42 count as two calls although both bind to 42; use labkit.signature(call.tool, call.arguments) "
+            "(chapter 5)",
+        ),
+        Fault(
             "signature_per_tool",
             Rules(key="tool"),
             "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too",
@@ -434,6 +448,7 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
             for a, b in ((ALPHABET[0], ALPHABET[1]), (ALPHABET[6], ALPHABET[7]), (ALPHABET[9], ALPHABET[10]))
         ),
         Script((Call(ALPHABET[6]), Call(ALPHABET[8])), tool_calls=3, repetitions=1),  # a list in another order
+        Script((Call(r42), Call(ALPHABET[11])), tool_calls=3, repetitions=1),  # "42" binds to 42: a repeat
         # budgets and repetitions of 0 and above 3
         Script((Call(r1),), tool_calls=0, repetitions=1),
         Script((Call(r1),), tool_calls=2, repetitions=0),
