@@ -9,7 +9,8 @@ Usage:
 dependencies as Pyodide wheels and the kernel's own pure-Python wheels pinned with their hashes in
 ``lite/browser-wheels.txt``). This script then fetches nothing:
 
-1. it stages a JupyterLite project in ``build/lite-src/``: ``lite/jupyter-lite.json``, the files a
+1. it stages a JupyterLite project in ``build/lite-src/``: ``lite/jupyter-lite.json`` and
+   ``lite/overrides.json`` (JupyterLab settings: a Markdown file opens rendered), the files a
    learner sees (``README.md`` from ``lite/files/``, ``workbook/``, ``workbook-fr/``), and under
    ``static/pyodide/`` Pyodide's own files from the npm package, every wheel the kernel loads, and
    labkit's wheel, built from this checkout (by hatchling, from this venv);
@@ -18,8 +19,9 @@ dependencies as Pyodide wheels and the kernel's own pure-Python wheels pinned wi
    loads it when a cell imports ``labkit``: the kernel reads a cell's imports before running it),
    and every other package of the Pyodide distribution (numpy, pandas, matplotlib...) points at
    that distribution's published copy, which a learner's browser loads when it is needed. labkit's
-   entry names pandas and matplotlib (:data:`FROM_DISTRIBUTION`), so a chapter's first cell, which
-   imports the table and chart helpers, works online with nothing to install;
+   entry also names ipywidgets (served here) and pandas and matplotlib (:data:`FROM_DISTRIBUTION`),
+   so a chapter's first cell, which imports the table and chart helpers, works online with nothing
+   to install;
 3. it runs ``jupyter lite build`` into the output folder (``build/lite/``, untracked).
 
 The output is a static site: copy the folder to any static host. ``tests/test_lite.py`` serves it
@@ -57,6 +59,8 @@ EDITIONS = ("workbook", "workbook-fr")
 # so the site does not hold them; labkit's lock entry names them, and a learner's browser loads them from the
 # Pyodide distribution with labkit (without them, labkit itself still loads: the rest of a chapter runs offline).
 FROM_DISTRIBUTION = ("pandas", "matplotlib")
+# The explorer panel's widgets: served by the site (lite/browser-wheels.txt), named by labkit's lock entry too.
+WIDGETS = ("ipywidgets",)
 
 
 def _cdn(version: str) -> str:
@@ -118,7 +122,7 @@ def rewrite_lock(lock: dict, wheels: list[Path], pyodide_version: str) -> dict:
         old = packages.get(key, {})
         packages[key] = {**old, **entry}
     labkit = packages["labkit"]
-    labkit["depends"] = sorted({*labkit["depends"], *FROM_DISTRIBUTION})
+    labkit["depends"] = sorted({*labkit["depends"], *WIDGETS, *FROM_DISTRIBUTION})
     missing = {d for entry in packages.values() for d in entry["depends"] if canonicalize_name(d) not in packages}
     if missing:
         raise SystemExit(f"build_lite: the lock names packages it does not hold: {sorted(missing)}")
@@ -128,7 +132,7 @@ def rewrite_lock(lock: dict, wheels: list[Path], pyodide_version: str) -> dict:
 def _wheels() -> list[Path]:
     found = [w for d in WHEEL_DIRS for w in sorted(d.glob("*.whl"))]
     names = {canonicalize_name(parse_wheel_filename(w.name)[0]) for w in found}
-    needed = {"pydantic", "pydantic-core", "micropip", "ipython", "comm"}
+    needed = {"pydantic", "pydantic-core", "micropip", "ipython", "comm", *WIDGETS}
     if not needed <= names:
         raise SystemExit(f"build_lite: no wheel for {sorted(needed - names)}: run scripts/pyodide_setup.sh first")
     return found
@@ -141,7 +145,8 @@ def stage(src: Path) -> None:
     shutil.rmtree(src, ignore_errors=True)
     static = src / "static" / "pyodide"
     static.mkdir(parents=True)
-    shutil.copy(LITE / "jupyter-lite.json", src / "jupyter-lite.json")
+    for settings in ("jupyter-lite.json", "overrides.json"):  # overrides: a Markdown file opens rendered
+        shutil.copy(LITE / settings, src / settings)
     files = src / "files"
     shutil.copytree(LITE / "files", files)
     for edition in EDITIONS:

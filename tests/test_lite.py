@@ -14,10 +14,15 @@ Then:
   the site does not hold them; a learner's browser loads them from the Pyodide distribution),
   first of all the first cell's imports of those helpers (the rest of each cell runs), and the
   cells whose outputs the chapter marks as not comparable (the explorer panel, the progress page);
+* an ipywidgets slider renders (the explorer panel's widgets: the site serves ipywidgets and its
+  JupyterLab extension);
 * the only outside requests were for the Pyodide distribution's copies of pandas, matplotlib and
   their dependencies, which labkit's lock entry names (refused here);
-* an edit saved in the page is still there after a reload (the browser's storage), and absent in
-  another browser profile: work is kept in this browser only, as the site's README says.
+* the site's README opens rendered and says work is kept in this browser only, and how to download a
+  copy; an edit saved in the page is still there after a reload (the browser's storage), and absent in
+  another browser profile: work is kept in this browser only, as the README says.
+
+Screenshots go to ``build/screenshots/lite-chapter1.png`` and ``lite-readme.png``.
 
 Measured here (2 cores, shared, headless Chromium): the kernel is ready about 20 s after the page
 opens (the test prints the figure it measured, with ``-s``); the build takes about 10 s.
@@ -55,6 +60,7 @@ CHAPTER = "workbook/01_a_loop_needs_an_owner.ipynb"
 # the chapter's helpers that draw with pandas and matplotlib
 DISTRIBUTION_HELPERS = ("labkit.teaching.charts", "labkit.teaching.frames")
 KERNEL_READY_MS = 180_000
+SCREENSHOTS = ROOT / "build" / "screenshots"
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -248,8 +254,17 @@ def test_chapter_one_runs_its_labkit_cells_offline_in_the_browser(site, browser,
         assert got == want, f"cell {index}:\n{source}"
     assert "RepeatedCall" in (browser_outputs[[s for _, s in cells].index(_run_cell(cells))]["text"] or "")
     assert browser_outputs[-1]["stdout"] == "all checks passed\n"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "lite-chapter1.png", full_page=False)
     platform = _in_browser(page.evaluate(RUN_CELL, [cells[-1][0], "import sys\nprint(sys.platform)"]))
     assert platform["stdout"] == "emscripten\n", "the cells ran on Pyodide"
+
+    # the explorer panel's widgets: ipywidgets (loaded with labkit) rendered by the site's widget extension
+    slider = "import ipywidgets\nipywidgets.IntSlider(value=3, description='attempts')"
+    shown = page.evaluate(RUN_CELL, [cells[-1][0], slider])
+    assert ["application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in shown] == [True], shown
+    page.locator(".widget-hslider").first.wait_for(state="attached")
+    assert page.locator(".jp-OutputArea-output").filter(has_text="IntSlider(").count() == 0, "text shown, no widget"
 
     # nothing of labkit or the kernel came from outside: only the Pyodide distribution's pandas and matplotlib
     lock = json.loads((build_lite.PYODIDE / "pyodide-lock.json").read_text())["packages"]
@@ -308,9 +323,11 @@ def test_saved_work_stays_in_this_browser(site, browser):
     other = Offline(browser, site)  # another profile: its own, empty storage
     page, _ = other.open_chapter()
     assert page.evaluate(CELL_SOURCE, guess) == original, "another browser sees the workbook as shipped"
-    readme = page.evaluate(
-        "async () => (await window.jupyterapp.serviceManager.contents.get('README.md', {content: true})).content"
-    )
-    assert "kept in this browser only" in readme and "File → Download" in readme
+    page.evaluate("window.jupyterapp.commands.execute('docmanager:open', {path: 'README.md'})")
+    rendered = page.locator(".jp-RenderedMarkdown").filter(has_text="kept in this browser only")
+    rendered.first.wait_for(state="visible")
+    assert "File → Download" in rendered.first.inner_text()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "lite-readme.png", full_page=False)
     page.close()
     other.context.close()
