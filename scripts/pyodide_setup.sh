@@ -5,7 +5,7 @@
 #   - labkit's dependencies as wheels for that platform: pydantic (the version this venv has),
 #     pydantic-core's Pyodide build, and the pure-Python rest;
 #   - for the JupyterLite edition (`make lite`, scripts/build_lite.py), the kernel's own pure-Python wheels
-#     (IPython, micropip, comm...), pinned with their hashes in lite/browser-wheels.txt.
+#     (IPython, micropip, comm, ipywidgets...), pinned with their hashes in lite/browser-wheels.txt.
 # Usage: scripts/pyodide_setup.sh [PYTHON]   (PYTHON: the venv's python; default .venv/bin/python)
 set -eu
 PYODIDE_VERSION=314.0.8        # Python 3.14; its wheels are tagged pyemscripten_2026_0_wasm32

@@ -54,7 +54,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_lite  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-component-update", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 LITE_PYTHON = ROOT / ".venv-lite" / "bin" / "python"
 CHAPTER = "workbook/01_a_loop_needs_an_owner.ipynb"
 # the chapter's helpers that draw with pandas and matplotlib
