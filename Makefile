@@ -17,7 +17,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cf
 # The learner edition has no stored outputs: check that every cell runs, compare nothing.
 NBVAL_LAX := --nbval-lax --nbval-current-env --nbval-cell-timeout 120
 
-.PHONY: pyodide-setup lab lab-fr update-workbook update-workbook-fr check test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
+.PHONY: pyodide-setup lite lab lab-fr update-workbook update-workbook-fr check test test-fast install notebooks bench clean real-server real-model fuzz adapters-matrix
 
 install: $(STAMP)
 
@@ -66,7 +66,7 @@ test: check
 # servers, fresh installs or the long generated searches: what to run before every commit. `make test`
 # runs these too, and everything else.
 SLOW_TESTS := test_real_server test_browser test_binder test_coldstart test_learner_copy test_workbook_generated \
-	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server test_french
+	test_guard_checker test_chapter10_mistakes test_explain test_helper_inputs test_live_server test_french test_lite
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest tests -q -n auto -m "not slow" $(foreach t,$(SLOW_TESTS),--ignore=tests/$(t).py)
 
@@ -102,6 +102,20 @@ real-server:
 pyodide-setup: $(STAMP)
 	scripts/pyodide_setup.sh $(BIN)/python
 
+# The JupyterLite edition, the workbook in the browser with nothing to install: a static site in build/lite/ (untracked;
+# copy it to any static host). Its build tools are locked in lite/requirements.txt and installed into a venv of their
+# own, .venv-lite/ (so `make lab`'s JupyterLab never loads the Pyodide kernel's extension); Pyodide and the wheels the
+# browser loads come from `make pyodide-setup`'s cache. The build itself fetches nothing. See scripts/build_lite.py.
+LITE_VENV := .venv-lite
+LITE_STAMP := $(LITE_VENV)/.installed-stamp
+lite: pyodide-setup $(LITE_STAMP)
+	$(LITE_VENV)/bin/python scripts/build_lite.py
+
+$(LITE_STAMP): lite/requirements.txt
+	$(PYTHON) -m venv $(LITE_VENV)
+	$(LITE_VENV)/bin/python -m pip install --quiet -r lite/requirements.txt
+	touch $(LITE_STAMP)
+
 # After `make real-server`: serve the tiny reviewer model (it reads, finishes, answers) on llama-server at
 # http://127.0.0.1:$(PORT)/v1 until Ctrl+C, for appendix A and `labkit run complete --live`.
 real-model:
@@ -121,4 +135,4 @@ notebooks: $(STAMP)
 	-$(BIN)/python scripts/list_predictions.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(LITE_VENV) .pytest_cache
