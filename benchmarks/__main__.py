@@ -603,9 +603,13 @@ def _floor_profile(floor) -> list[str]:
     )
     out += ["", "The same run by stage (cumulative: the function and all it calls; µs per run):", ""]
     out += ["| stage | labkit harness | floor |", "|---|---:|---:|"]
+    elsewhere = {
+        "of which the run's tools": "built once per tool",
+        "the origin kept beside the outcome": "none",
+    }
     for name, value in lab["stages_us"].items():
         mine = ref["stages_us"].get(name)
-        out.append(f"| {name} | {value:.1f} | {_fmt(mine) if mine is not None else 'inside its run'} |")
+        out.append(f"| {name} | {value:.1f} | {_fmt(mine) if mine is not None else elsewhere.get(name, '–')} |")
     own = sum(v - ref["layers_us"].get(k, 0.0) for k, v in lab["layers_us"].items() if k.startswith("labkit/"))
     own -= sum(v for k, v in ref["layers_us"].items() if k.startswith("benchmarks/"))
     rest = ", ".join(
@@ -622,17 +626,18 @@ def _floor_profile(floor) -> list[str]:
 
 
 FLOOR_WHY = (
-    "Read with the two tables: the floor does, per run, what labkit does, so the difference is in how. "
-    "`prepare` (runner, scenarios, core/scope's `tool` and `GuardedTool` and core/bodies' shape lookup) builds "
-    "per run what the floor builds once per tool or does not build: the run's two guarded tools (a body shape "
-    "looked up by what the body is made of, checked at the scope's door), the limits and capabilities validated "
-    "again, a scripted transport that checks its script again, the agent's argument checks. Each model call "
-    "goes through a pydantic `ChatRequest`, the counting client and an async-generator transport whose chunk is "
-    "assembled into a message; the floor's model call is one coroutine returning a message. Each tool call goes "
-    "through the middleware pipeline, `ainvoke`, JSON decoded with exact numbers then validated, a signature "
-    "written by labkit's canonical form, the rules as functions of an `Attempt` record, and the check after the "
-    "body; the floor has the same steps as plain method calls. The run's lifecycle (core/scope's start and "
-    "finish, loops/running's `run_agent`, the outcome and the origin kept beside it) is the rest."
+    "By stage: `prepare` builds per run what the floor builds once per tool or not at all: the run's two "
+    "guarded tools (each body's shape looked up by what the body is made of, checked at the scope's door), "
+    "the limits and capabilities validated again, a scripted transport that checks its script again, the "
+    "agent's argument checks; the floor's start makes a scope, a host state and a dict of its tools. Each model "
+    "call goes through a pydantic `ChatRequest`, the counting client and an async-generator transport whose one "
+    "chunk is assembled into a message; the floor's is one coroutine that returns the message. Each tool call "
+    "goes through the middleware pipeline, `ainvoke`, the JSON decoded with exact numbers and then validated, "
+    "labkit's canonical signature, the rules as functions of an `Attempt` record and the check after the body; "
+    "the floor takes the same steps as plain method calls and lets pydantic read the JSON. Around the loop, "
+    "labkit checks the agent and the prompt, enters the scope, copies a context for the loop's task and, at the "
+    "finish, builds a pydantic `RunOutcome` with `ControlEvent` models and the usage; the floor makes its task "
+    "and its timer and returns a named tuple of plain event tuples."
 )
 
 

@@ -57,26 +57,40 @@ def _by_layer(stats: pstats.Stats) -> dict[str, float]:
 
 STAGES = {
     "labkit": {
-        "prepare: scope, tools, transport, agent": ("labkit/loops/runner.py", "prepare"),
-        "of which the run's tools": ("labkit/loops/scenarios.py", "start"),
-        "model calls": ("labkit/transports/chat.py", "complete"),
-        "tool calls": ("labkit/loops/agents.py", "_invoke_one"),
-        "the origin kept beside the outcome": ("labkit/loops/running.py", "_remember"),
+        "prepare: scope, tools, transport, agent": [("labkit/loops/runner.py", "prepare")],
+        "of which the run's tools": [("labkit/loops/scenarios.py", "start")],
+        "model calls (counted, sent, answered)": [("labkit/transports/chat.py", "complete")],
+        "tool calls (observed, bound, guarded, run, answered)": [("labkit/loops/agents.py", "_invoke_one")],
+        "the run around its loop: task, deadline, finish, outcome": [("labkit/loops/running.py", "run_agent")],
+        "the origin kept beside the outcome": [("labkit/loops/running.py", "_remember")],
     },
     "floor": {
-        "model calls": ("benchmarks/impls/floor.py", "_model"),
-        "tool calls": ("benchmarks/impls/floor.py", "_invoke"),
+        "prepare: scope, tools, transport, agent": [("benchmarks/impls/floor.py", "_start")],
+        "model calls (counted, sent, answered)": [
+            ("benchmarks/impls/floor.py", "before_model_call"),
+            ("benchmarks/impls/floor.py", "_model"),
+        ],
+        "tool calls (observed, bound, guarded, run, answered)": [
+            ("benchmarks/impls/floor.py", "_invoke"),
+            ("benchmarks/impls/floor.py", "_result"),
+        ],
+        "the run around its loop: task, deadline, finish, outcome": [
+            ("benchmarks/impls/floor.py", "run"),
+            ("benchmarks/impls/floor.py", "_start", -1),  # run() starts the run itself: shown above
+        ],
     },
 }
-"""Stages read as cumulative time (the function and everything it calls), on both sides where both have one."""
+"""Stages read as cumulative time (the functions and everything they call; a loop's task runs outside
+``run_agent`` and ``run``), ``(file, function[, sign])`` each, on both sides where both have one."""
 
 
-def _stages(stats: pstats.Stats, wanted: dict[str, tuple[str, str]]) -> dict[str, float]:
+def _stages(stats: pstats.Stats, wanted: dict[str, list[tuple[Any, ...]]]) -> dict[str, float]:
     out = dict.fromkeys(wanted, 0.0)
     for (filename, _, name), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
-        for label, (suffix, function) in wanted.items():
-            if name == function and filename.endswith(suffix):
-                out[label] += cumulative
+        for label, functions in wanted.items():
+            for suffix, function, *sign in functions:
+                if name == function and filename.endswith(suffix):
+                    out[label] += cumulative * (sign[0] if sign else 1)
     return out
 
 

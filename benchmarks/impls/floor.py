@@ -16,11 +16,14 @@ It keeps every promise a ``complete`` run of labkit's harness keeps, in the plai
 * typed messages (frozen pydantic models) and the same final status.
 
 What it reads from labkit is scenario data only: the scripted steps, the tools' bodies,
-the limits, the host state and its completion condition. It leaves out what a ``complete``
-run does not need (tests/test_reference_floor.py says where that shows): sync entry points,
-streaming, truncated replies, a middleware pipeline, stops recorded from another thread,
-retries, exact-decimal signatures and booleans inside nested types, and a body's or a
-provider's own ``CancelledError``.
+the limits, the host state and its completion condition. tests/test_reference_floor.py holds
+it to labkit's outcomes. It leaves out what no seed scenario exercises (so the tests do not
+generate them): sync entry points, streaming, truncated replies, a configurable middleware
+pipeline, stops recorded from another thread, retries, a body's or a provider's own
+``CancelledError``; its signature is the tool name and the bound arguments' JSON with sorted
+keys (labkit's exact decimals and booleans inside nested types are not reproduced); a sync
+body runs on asyncio's default executor (a stuck one holds up the loop's shutdown, which
+labkit's daemon workers do not).
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ class FloorTool:
     body: Callable[..., Any]  # body(state, **arguments), as a labkit.Tool declares it
     model: type[BaseModel]
     is_async: bool
+    spec: dict[str, Any]  # what the model is shown: name, description, JSON Schema of the arguments
 
 
 _TOOLS: dict[Any, FloorTool] = {}
@@ -120,8 +124,10 @@ def _floor_tool(tool: Any) -> FloorTool:
             fields[param.name] = (kind, ... if param.default is param.empty else param.default)
         config = ConfigDict(extra="forbid", frozen=True)
         model = create_model(f"{tool.name}_arguments", __config__=config, **fields)
+        description = tool.description or inspect.getdoc(tool.body) or tool.name
+        spec = {"name": tool.name, "description": description, "parameters": model.model_json_schema()}
         made = _TOOLS[tool] = FloorTool(
-            tool.name, tool.capability, tool.body, model, inspect.iscoroutinefunction(tool.body)
+            tool.name, tool.capability, tool.body, model, inspect.iscoroutinefunction(tool.body), spec
         )
     return made
 
@@ -213,7 +219,7 @@ class Scope:
 
 class Request(NamedTuple):
     messages: tuple[Message, ...]
-    tools: tuple[str, ...]
+    tools: tuple[dict[str, Any], ...]
 
 
 async def _model(script: Any, number: int, request: Request) -> Message:
@@ -248,7 +254,8 @@ async def _invoke(scope: Scope, tools: dict[str, FloorTool], state: Any, call: T
     try:
         bound = tool.model.model_validate_json(call.arguments)
     except ValidationError as exc:
-        return f"error: arguments for {tool.name!r} do not bind: {exc.error_count()} errors"
+        detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+        return f"error: arguments for {tool.name!r} do not bind: {detail}"
     kwargs = dict(bound)
     scope.admit(tool, tool.name + ":" + json.dumps(bound.model_dump(mode="json"), sort_keys=True))
     try:
@@ -291,10 +298,10 @@ async def _calls(scope: Scope, tools: dict[str, FloorTool], state: Any, calls: S
 
 async def _loop(scope: Scope, scenario: Scenario, tools: dict[str, FloorTool], state: Any, out: list) -> str | None:
     out += [Message(role="system", text=scenario.instructions), Message(role="user", text=scenario.prompt)]
-    names = tuple(tools)
+    specs = tuple(t.spec for t in tools.values())
     for number in range(1, scope.model_limit + 2):  # the loop's own cap: the model budget stops first
         scope.before_model_call()
-        reply = await _model(scenario.script, number, Request(tuple(out), names))
+        reply = await _model(scenario.script, number, Request(tuple(out), specs))
         out.append(reply)
         if not reply.tool_calls:
             return reply.text
@@ -330,12 +337,15 @@ async def _cancel_and_abandon(task: asyncio.Task[Any]) -> None:
         task.add_done_callback(_drop)
 
 
+def _start(scenario: Scenario, limits: Any) -> tuple[Scope, Any, dict[str, FloorTool]]:
+    """One run's scope, fresh host state and tools (each tool's model was built once, on its first run)."""
+    return Scope(limits, scenario.capabilities), scenario.state(), {t.name: _floor_tool(t) for t in scenario.tools}
+
+
 async def run(scenario: Scenario, limits: Any = None) -> Outcome:
     """Run ``scenario`` once (with its own limits unless ``limits`` is given) and classify the ending."""
     limits = scenario.limits if limits is None else limits
-    scope = Scope(limits, scenario.capabilities)
-    state = scenario.state()
-    tools = {t.name: _floor_tool(t) for t in scenario.tools}
+    scope, state, tools = _start(scenario, limits)
     transcript: list[Message] = []
     loop = asyncio.get_running_loop()
     stopped = loop.create_future()
