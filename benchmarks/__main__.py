@@ -433,6 +433,8 @@ def render(
         "make bench            # = .venv/bin/python -m benchmarks (installs the bench extra first)",
         "python -m benchmarks --quick --no-write   # a fast look, prints only",
         "python -m benchmarks.paired              # only the paired rows of section 2",
+        "python -m benchmarks.paired --only floor_harness floor_simple   # labkit / the reference floor",
+        "python -m benchmarks.floor_profile       # where labkit's time goes beyond the floor (cProfile)",
         "```",
         "",
     ]
@@ -620,13 +622,30 @@ def _floor_profile(floor) -> list[str]:
         "",
         f"Of the {lab['cpu_us'] - ref['cpu_us']:+.1f} µs per run, labkit's own code (its files, less the floor's "
         f"own code and the scenario data both read) accounts for {own:+.1f} µs; the libraries under both: {rest}. "
+        + _stage_differences(lab, ref)
         + FLOOR_WHY,
     ]
     return out
 
 
+def _stage_differences(lab, ref) -> str:
+    """labkit − floor per stage, from the figures as the table shows them (one decimal), and their sum."""
+    shown = {
+        name: round(value, 1) - round(ref["stages_us"].get(name, 0.0), 1)
+        for name, value in lab["stages_us"].items()
+        if not name.startswith("of which")
+    }
+    parts = ", ".join(f"{name.split(':')[0].split(' (')[0]} {diff:+.1f} µs" for name, diff in shown.items())
+    total = round(lab["cpu_us"], 1) - round(ref["cpu_us"], 1)
+    return (
+        f"By stage, labkit − floor: {parts}; together {sum(shown.values()):+.1f} µs against the {total:+.1f} µs "
+        "measured (the profile overstates code made of many small calls, and the loop's own lines between the "
+        "stages are not in them). "
+    )
+
+
 FLOOR_WHY = (
-    "By stage: `prepare` builds per run what the floor builds once per tool or not at all: the run's two "
+    "In those stages, `prepare` builds per run what the floor builds once per tool or not at all: the run's two "
     "guarded tools (each body's shape looked up by what the body is made of, checked at the scope's door), "
     "the limits and capabilities validated again, a scripted transport that checks its script again, the "
     "agent's argument checks; the floor's start makes a scope, a host state and a dict of its tools. Each model "

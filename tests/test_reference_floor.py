@@ -8,7 +8,10 @@ the same status, the same control events as ``(kind, name, count)``, the same bo
 and the same tool results in the transcript. The floor words its refusals as labkit does, so
 results are compared as text, with one exception said where it is made: a call whose
 arguments do not bind is compared by kind only (labkit decodes the JSON itself and words the
-error its own way; the floor lets pydantic read the JSON).
+error its own way; the floor lets pydantic read the JSON). The generated scripts leave out what
+the floor does not implement on purpose, as its docstring lists (a body's own ``CancelledError``,
+streaming, numbers other than integers in signatures, stops recorded from another thread): it is
+a yardstick for the ``complete`` run and the stops, not a second labkit.
 """
 
 from __future__ import annotations
