@@ -48,6 +48,10 @@ TARGET_CLOSURE_RATIO = 1.2  # closure-body tools / module-level-body tools, per 
 TARGET_COLD_MODEL_RATIO = 1.15  # console / (floor + one model class)
 # issue 17
 TARGET_CHECK_GUARD_S = 2.0  # one check_guard call on a correct guard, in a notebook cell
+# issue 21: labkit against the reference floor (benchmarks/impls/floor.py)
+TARGET_FLOOR_RATIO = 1.5  # a complete run / the floor's (stretch: 1.3)
+TARGET_FLOOR_STRETCH = 1.3
+TARGET_PEER_FACTOR_21 = 5.0  # and still this many times faster than the fastest framework
 
 
 def paired_ratios(a: list[float], b: list[float]) -> tuple[float, float, float] | None:
@@ -176,7 +180,20 @@ def _range(r: tuple[float, float, float] | list[float] | None, digits: int = 2) 
 
 
 def render(
-    rows, guard, paired, scale, cold, notebooks, versions, machine, command, elapsed, note, capstone=None, durable=None
+    rows,
+    guard,
+    paired,
+    scale,
+    cold,
+    notebooks,
+    versions,
+    machine,
+    command,
+    elapsed,
+    note,
+    capstone=None,
+    durable=None,
+    floor=None,
 ) -> str:
     base_import = rows["bare"].get("import_ms")
     base_mem = rows["bare"].get("peak_kib")
@@ -199,6 +216,7 @@ def render(
     if note:
         out.append(f"- {note}")
     out += ["", "## Targets", ""]
+    out += _floor_targets(rows, paired)
     out += _targets(rows, guard, paired, cold, notebooks)
     if (capstone or {}).get("correct"):
         c = capstone["correct"]
@@ -245,6 +263,7 @@ def render(
         "wall).",
         "",
     ]
+    out += _floor_section(rows, paired, floor or {})
     out += [
         "## 2. The learner's paths (issue 13), paired in one process",
         "",
@@ -414,6 +433,8 @@ def render(
         "make bench            # = .venv/bin/python -m benchmarks (installs the bench extra first)",
         "python -m benchmarks --quick --no-write   # a fast look, prints only",
         "python -m benchmarks.paired              # only the paired rows of section 2",
+        "python -m benchmarks.paired --only floor_harness floor_simple   # labkit / the reference floor",
+        "python -m benchmarks.floor_profile       # where labkit's time goes beyond the floor (cProfile)",
         "```",
         "",
     ]
@@ -471,6 +492,172 @@ def _durable(durable: dict[str, Any]) -> list[str]:
     if durable.get("postgresql_skipped"):
         out.append(f"| postgresql | – | – | – | skipped: {durable['postgresql_skipped']} |")
     return out
+
+
+def _floor_targets(rows, paired) -> list[str]:
+    """Issue 21's headline: a labkit ``complete`` run against the reference floor, paired in one process."""
+    out = []
+    shown = []
+    for key, label in (("floor_harness", "harness"), ("floor_simple", "simple")):
+        p = paired.get(key)
+        if p:
+            shown.append((label, p))
+    if not shown:
+        return ["- labkit `complete` ≤ 1.5× the reference floor: not measured."]
+    worst_cpu = max(p["ratio"] for _, p in shown)
+    worst_wall = max(p["wall_ratio"] for _, p in shown)
+    figures = "; ".join(
+        f"{label} {_range((p['ratio'], *p['range']))} CPU, {p['wall_ratio']:.2f}× wall" for label, p in shown
+    )
+    stretch = "met" if worst_cpu <= TARGET_FLOOR_STRETCH and worst_wall <= TARGET_FLOOR_STRETCH else "missed"
+    out.append(
+        f"- labkit `complete` ≤ {TARGET_FLOOR_RATIO:g}× the reference floor (issue 21; section 1, "
+        f"`benchmarks/impls/floor.py`): {figures} — "
+        f"{verdict(worst_cpu, worst_wall, lambda x: x <= TARGET_FLOOR_RATIO)} "
+        f"(stretch ≤ {TARGET_FLOOR_STRETCH:g}×: {stretch})."
+    )
+    lab = rows.get("labkit-harness", {})
+    peers = [k for k in PEERS if "cpu_rounds" in rows.get(k, {})]
+    if "cpu_rounds" in lab and peers:
+        fastest = min(peers, key=lambda k: rows[k]["cpu_us"])
+        c = paired_ratios(rows[fastest]["cpu_rounds"], lab["cpu_rounds"])
+        w = paired_ratios(rows[fastest]["wall_rounds"], lab["wall_rounds"])
+        out.append(
+            f"- and still ≥ {TARGET_PEER_FACTOR_21:g}× faster than the fastest framework ({fastest}): "
+            f"{_range(c, 1)} CPU, {w[0]:.1f}× wall — "
+            f"{verdict(c[0], w[0], lambda x: x >= TARGET_PEER_FACTOR_21)}."
+        )
+    return out
+
+
+def _floor_section(rows, paired, floor) -> list[str]:
+    """labkit and the peers against the reference floor, and where labkit's extra time goes (cProfile)."""
+    out = [
+        "### Against the reference floor (issue 21)",
+        "",
+        "The reference floor (`benchmarks/impls/floor.py`) is the smallest honest guarded loop written by hand "
+        "without labkit's core: the same four limits, the same locked reservation before every body, a pydantic "
+        "argument model per tool (built once per tool, not per run), the control events labkit records in its "
+        "order, the run in its own asyncio task with the deadline and abandonment, typed (pydantic) messages and "
+        "the same final status. It reads only scenario data from labkit (the script, the tools' bodies, the "
+        "limits). `tests/test_reference_floor.py` holds it to labkit's outcomes (status, events, body entries, "
+        "tool results) on every seed scenario, which between them reach every stop reason, and on generated "
+        "scripts, so it cannot be fast by skipping a check. Paired in one process (`python -m benchmarks.paired`, "
+        "blocks of runs alternating, ratio per round, median and range):",
+        "",
+        "| comparison | A/B, CPU (range) | A/B, wall | A CPU µs | B CPU µs | A wall µs | B wall µs |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, label in (
+        ("floor_harness", "labkit harness `complete` / floor `complete`"),
+        ("floor_simple", "labkit simple / floor"),
+    ):
+        p = paired.get(key)
+        if not p:
+            out.append(f"| {label} | {paired.get('error', 'not measured')} | | | | | |")
+            continue
+        out.append(
+            f"| {label} | {_range((p['ratio'], *p['range']))} | {p['wall_ratio']:.2f} | {p['a_cpu_us']:.1f} | "
+            f"{p['b_cpu_us']:.1f} | {p['a_wall_us']:.1f} | {p['b_wall_us']:.1f} |"
+        )
+    base = rows.get("floor", {})
+    if "cpu_rounds" in base:
+        out += [
+            "",
+            "Beside the peers, each implementation of the table above against the floor's row (fresh processes, "
+            "paired round by round):",
+            "",
+            "| implementation | × floor, CPU (range) | × floor, wall |",
+            "|---|---|---:|",
+        ]
+        for key, row in rows.items():
+            if key in ("floor", "bare", "bare-sync") or "cpu_rounds" not in row or row.get("style") != "async":
+                continue
+            c = paired_ratios(row["cpu_rounds"], base["cpu_rounds"])
+            w = paired_ratios(row["wall_rounds"], base["wall_rounds"])
+            out.append(f"| {row['name']} | {_range(c, 2)} | {_fmt(w[0] if w else None, 2)} |")
+    out += _floor_profile(floor)
+    out.append("")
+    return out
+
+
+def _floor_profile(floor) -> list[str]:
+    if "labkit" not in floor:
+        return ["", f"Where the time goes: {floor.get('error', 'not measured')}."]
+    lab, ref = floor["labkit"], floor["floor"]
+    out = [
+        "",
+        f"Where labkit's extra time goes (`python -m benchmarks.floor_profile`: {floor['runs']:,} runs of each under "
+        "cProfile, each function's own time given to the file it is written in, pydantic-core's compiled "
+        "validators to pydantic, any other builtin to the files that called it; each side scaled to its CPU µs per "
+        "run measured without the profiler in the same process: estimates, which overstate code made of many small "
+        "calls). µs per run:",
+        "",
+        "| where | labkit harness | floor | labkit − floor |",
+        "|---|---:|---:|---:|",
+    ]
+    names = sorted(set(lab["layers_us"]) | set(ref["layers_us"]), key=lambda k: -lab["layers_us"].get(k, 0.0))
+    for name in names:
+        a, b = lab["layers_us"].get(name, 0.0), ref["layers_us"].get(name, 0.0)
+        out.append(f"| {name} | {a:.1f} | {b:.1f} | {a - b:+.1f} |")
+    out.append(
+        f"| **total (measured)** | {lab['cpu_us']:.1f} | {ref['cpu_us']:.1f} | {lab['cpu_us'] - ref['cpu_us']:+.1f} |"
+    )
+    out += ["", "The same run by stage (cumulative: the function and all it calls; µs per run):", ""]
+    out += ["| stage | labkit harness | floor |", "|---|---:|---:|"]
+    elsewhere = {
+        "of which the run's tools": "built once per tool",
+        "the origin kept beside the outcome": "none",
+    }
+    for name, value in lab["stages_us"].items():
+        mine = ref["stages_us"].get(name)
+        out.append(f"| {name} | {value:.1f} | {_fmt(mine) if mine is not None else elsewhere.get(name, '–')} |")
+    own = sum(v - ref["layers_us"].get(k, 0.0) for k, v in lab["layers_us"].items() if k.startswith("labkit/"))
+    own -= sum(v for k, v in ref["layers_us"].items() if k.startswith("benchmarks/"))
+    rest = ", ".join(
+        f"{name} {lab['layers_us'].get(name, 0.0) - ref['layers_us'].get(name, 0.0):+.1f} µs"
+        for name in ("asyncio", "pydantic", "other (standard library)")
+    )
+    out += [
+        "",
+        f"Of the {lab['cpu_us'] - ref['cpu_us']:+.1f} µs per run, labkit's own code (its files, less the floor's "
+        f"own code and the scenario data both read) accounts for {own:+.1f} µs; the libraries under both: {rest}. "
+        + _stage_differences(lab, ref)
+        + FLOOR_WHY,
+    ]
+    return out
+
+
+def _stage_differences(lab, ref) -> str:
+    """labkit − floor per stage, from the figures as the table shows them (one decimal), and their sum."""
+    shown = {
+        name: round(value, 1) - round(ref["stages_us"].get(name, 0.0), 1)
+        for name, value in lab["stages_us"].items()
+        if not name.startswith("of which")
+    }
+    parts = ", ".join(f"{name.split(':')[0].split(' (')[0]} {diff:+.1f} µs" for name, diff in shown.items())
+    total = round(lab["cpu_us"], 1) - round(ref["cpu_us"], 1)
+    return (
+        f"By stage, labkit − floor: {parts}; together {sum(shown.values()):+.1f} µs against the {total:+.1f} µs "
+        "measured (the profile overstates code made of many small calls, and the loop's own lines between the "
+        "stages are not in them). "
+    )
+
+
+FLOOR_WHY = (
+    "In those stages, `prepare` builds per run what the floor builds once per tool or not at all: the run's two "
+    "guarded tools (each body's shape looked up by what the body is made of, checked at the scope's door), "
+    "the limits and capabilities validated again, a scripted transport that checks its script again, the "
+    "agent's argument checks; the floor's start makes a scope, a host state and a dict of its tools. Each model "
+    "call goes through a pydantic `ChatRequest`, the counting client and an async-generator transport whose one "
+    "chunk is assembled into a message; the floor's is one coroutine that returns the message. Each tool call "
+    "goes through the middleware pipeline, `ainvoke`, the JSON decoded with exact numbers and then validated, "
+    "labkit's canonical signature, the rules as functions of an `Attempt` record and the check after the body; "
+    "the floor takes the same steps as plain method calls and lets pydantic read the JSON. Around the loop, "
+    "labkit checks the agent and the prompt, enters the scope, copies a context for the loop's task and, at the "
+    "finish, builds a pydantic `RunOutcome` with `ControlEvent` models and the usage; the floor makes its task "
+    "and its timer and returns a named tuple of plain event tuples."
+)
 
 
 def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
@@ -653,6 +840,8 @@ def main() -> None:
     )
     paired = _json_of(paired_cmd, timeout=3600)
     paired.setdefault("rounds", 3 if args.quick else 9)
+    print("where labkit's time goes beyond the reference floor (cProfile) ...", file=sys.stderr, flush=True)
+    floor = _json_of([sys.executable, "-m", "benchmarks.floor_profile"] + (["--runs", "300"] if args.quick else []))
     print("scale ...", file=sys.stderr, flush=True)
     scale_cmd = [sys.executable, "-m", "benchmarks.scale"] + (
         ["--runs", "2000", "--calls", "300"] if args.quick else []
@@ -684,6 +873,7 @@ def main() -> None:
         note,
         capstone,
         durable,
+        floor,
     )
     print(page)
     if not args.no_write:

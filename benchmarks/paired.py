@@ -26,6 +26,9 @@ Comparisons:
   shows the one-CPU figures;
 * ``closure_tools``: a run whose two tool bodies are closures made for that run / the
   same run with module-level bodies;
+* ``floor_harness`` / ``floor_simple``: ``await labkit.prepare("complete", agent=...).arun()`` / the
+  reference floor's ``await floor.run(SCENARIOS["complete"])`` (benchmarks/impls/floor.py: the
+  smallest honest guarded loop, held to labkit's outcomes by tests/test_reference_floor.py);
 * ``growth``: ``--growth`` sequential ``await arun("complete")`` in one task with no
   yield between them: traced memory still held after 1 %, 10 % and 100 % of them, and
   CPU µs per run over the first and the last tenth.
@@ -245,6 +248,36 @@ def closure_tools(rounds: int, number: int = 100) -> dict[str, Any]:
     return _per_call(result, number)
 
 
+def _floor_pair(agent: str, rounds: int, number: int) -> dict[str, Any]:
+    """labkit's ``complete`` run with ``agent`` / the reference floor's (benchmarks/impls/floor.py), both per run."""
+    from .impls import floor
+
+    complete = labkit.SCENARIOS["complete"]
+    loop = asyncio.new_event_loop()
+
+    async def labkit_runs() -> None:
+        for _ in range(number):
+            outcome = await labkit.prepare("complete", agent=agent).arun()
+            assert outcome.status is labkit.RunStatus.COMPLETED
+
+    async def floor_runs() -> None:
+        for _ in range(number):
+            assert (await floor.run(complete)).status == "Completed"
+
+    result = pair(
+        lambda: loop.run_until_complete(labkit_runs()), lambda: loop.run_until_complete(floor_runs()), 1, rounds
+    )
+    return _per_call(result, number)
+
+
+def floor_harness(rounds: int, number: int = 200) -> dict[str, Any]:
+    return _floor_pair("harness", rounds, number)
+
+
+def floor_simple(rounds: int, number: int = 200) -> dict[str, Any]:
+    return _floor_pair("simple", rounds, number)
+
+
 def growth(total: int) -> dict[str, Any]:
     marks = sorted({max(total // 100, 1), max(total // 10, 1), total})
     held: dict[str, float] = {}
@@ -282,7 +315,16 @@ def main() -> None:
     parser.add_argument(
         "--only",
         nargs="*",
-        default=["sync_run", "sync_run_in_a_loop", "sync_body", "thread_handoff", "closure_tools", "growth"],
+        default=[
+            "sync_run",
+            "sync_run_in_a_loop",
+            "sync_body",
+            "thread_handoff",
+            "closure_tools",
+            "floor_harness",
+            "floor_simple",
+            "growth",
+        ],
     )
     args = parser.parse_args()
     out: dict[str, Any] = {"rounds": args.rounds}

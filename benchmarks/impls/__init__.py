@@ -10,6 +10,7 @@ verified-able triple ``(entries, completed, model_calls, text)``.
 IMPLS = {
     "bare": "benchmarks.impls.bare",
     "bare-sync": "benchmarks.impls.bare_sync",
+    "floor": "benchmarks.impls.floor",
     "labkit-harness": "benchmarks.impls.labkit_harness",
     "labkit-simple": "benchmarks.impls.labkit_simple",
     "labkit-sync": "benchmarks.impls.labkit_sync",
