@@ -1,5 +1,6 @@
-"""Worker threads a stuck job cannot hold: sync tool bodies awaited inside a run (SPEC §3.4), and
-sync runs started where a loop is already running (a Jupyter cell, see :mod:`labkit.core._sync`).
+"""Worker threads a stuck job cannot hold: sync tool bodies awaited inside a run
+(docs/guarantees.md, *Cancellation reaches the transport and the bodies*), and sync runs
+started where a loop is already running (a Jupyter cell, see :mod:`labkit.core._sync`).
 
 A sync body cannot be interrupted: Python cannot stop a thread. So a body
 awaited inside a run runs on a worker thread, and the run awaits a future

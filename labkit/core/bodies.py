@@ -1,4 +1,4 @@
-"""What a tool body may be, what its arguments bind to, and how it runs (SPEC §3.1 steps 1 and 3).
+"""What a tool body may be, what its arguments bind to, and how it runs (chapter 4, *The guard, step by step*).
 
 * :func:`_body_shape` reads a body once, when :meth:`labkit.ExecutionScope.tool`
   registers it: it refuses what cannot run as a tool (a class, a generator
@@ -11,13 +11,13 @@
   written with a fraction or an exponent is decoded as an exact decimal, so
   a ``Decimal`` parameter receives every digit the model sent, a ``float``
   or an untyped (``Any``) one receives a ``float`` as before, and an ``int``
-  one an ``int`` when the number is whole (SPEC §3.2).
+  one an ``int`` when the number is whole (docs/guarantees.md, *Signatures*).
 * Binding is strict about booleans at any depth: a number never accepts
-  ``true``/``false`` and a ``bool`` accepts only them (SPEC §3.2).
+  ``true``/``false`` and a ``bool`` accepts only them (docs/guarantees.md, *Signatures*).
 * A sync body runs on a worker thread (:mod:`labkit.core._workers`: daemon
   threads, reused, never joined) so a deadline can abandon it; whatever it
   raises settles its call. A run abandons what it still waits for after
-  :data:`ABANDON_GRACE_S` (SPEC §3.4).
+  :data:`ABANDON_GRACE_S` (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
 
 The guard itself (the order of the checks, the counters, the events) is in
 :mod:`labkit.core.scope`.
@@ -125,7 +125,7 @@ def _json_shaped(value: Any, depth: int = 0) -> Any:
 
     ``model_dump(mode="json")`` writes a ``Decimal`` as a string, which would
     make ``1.10`` and ``1.1`` two signatures; here ``int``, ``float`` and
-    ``Decimal`` stay numbers for :func:`~labkit.signature` (SPEC §3.2), a set
+    ``Decimal`` stay numbers for :func:`~labkit.signature` (docs/guarantees.md, *Signatures*), a set
     or frozenset becomes a list in the order of its items' canonical texts
     (so ``{1, 9}`` and ``{9, 1}`` are one value), and any other value (a date,
     a UUID, an enum...) takes its JSON form.
@@ -138,7 +138,7 @@ def _json_shaped(value: Any, depth: int = 0) -> Any:
         return {str(k) if not isinstance(k, str) else k: _json_shaped(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_json_shaped(v, depth + 1) for v in value]
-    if isinstance(value, (set, frozenset)):  # no order of its own: one canonical order (SPEC §3.2)
+    if isinstance(value, (set, frozenset)):  # no order of its own: one canonical order (docs/guarantees.md)
         return sorted((_json_shaped(v, depth + 1) for v in value), key=canonical)
     return _json_shaped(to_jsonable_python(value), depth + 1)  # its JSON form: text, a list, an object
 
@@ -147,7 +147,10 @@ def _json_shaped(value: Any, depth: int = 0) -> Any:
 
 
 class _Shape(NamedTuple):
-    """What registration learns from a body (SPEC §3.1): how to call it and how to bind its arguments."""
+    """What registration learns from a body: how to call it and how to bind its arguments.
+
+    Chapter 4, *The guard, step by step*, step 1.
+    """
 
     model: type[BaseModel]
     token_param: str | None
@@ -326,7 +329,7 @@ def _build_model(body: Any, code_owner: Any, fixed: tuple[str, ...], tool: str) 
     return model, token_param
 
 
-# -- JSON arguments: one decoding, numbers kept exact (SPEC §3.2) -----------------------
+# -- JSON arguments: one decoding, numbers kept exact (docs/guarantees.md, *Signatures*) --
 
 
 class _JsonFraction(Decimal):
@@ -345,7 +348,8 @@ _DECODER = json.JSONDecoder(parse_float=_JsonFraction)
 
 
 def _decode_json(text: str | bytes | bytearray) -> Any:
-    """A JSON arguments text as Python values, every number exact (SPEC §3.1 step 1, §3.2).
+    """A JSON arguments text as Python values, every number exact
+    (chapter 4, *The guard, step by step*; docs/guarantees.md, *Signatures*).
 
     Integers become ``int`` (of any size up to Python's 4300 digits), numbers
     with a fraction or an exponent :class:`_JsonFraction`; ``NaN`` and
@@ -399,7 +403,7 @@ def _plain_floats(value: Any, depth: int = 0) -> Any:
     return value
 
 
-# -- booleans are not numbers, at any depth (SPEC §3.2) ---------------------------------
+# -- booleans are not numbers, at any depth (docs/guarantees.md, *Signatures*) --
 
 
 _ONLY_TRUE_FALSE = Strict()
@@ -472,7 +476,8 @@ def _holds_nested_type(annotation: Any) -> bool:
 
 
 def _bool_made_number(raw: Any, bound: Any, where: str = "") -> str | None:
-    """Where a boolean the caller sent became a number inside a nested type, or ``None`` (SPEC §3.2).
+    """Where a boolean the caller sent became a number inside a nested type, or ``None``
+    (docs/guarantees.md, *Signatures*).
 
     A nested model, dataclass or TypedDict validates its fields by its own
     (lax) rules, in which ``true`` is the int ``1``; :func:`_no_bool_numbers`
@@ -526,7 +531,8 @@ def _describe(exc: ValidationError) -> str:
 
 
 ABANDON_GRACE_S = 0.1
-"""Seconds a cancelled body (or a run's loop) gets to finish before it is abandoned (SPEC §3.4)."""
+"""Seconds a cancelled body (or a run's loop) gets to finish before it is abandoned
+(docs/guarantees.md, *Cancellation reaches the transport and the bodies*)."""
 
 _abandoned: set[asyncio.Task[Any]] = set()  # kept referenced until they end (a pending task must not be collected)
 
@@ -535,8 +541,8 @@ async def _cancel_and_abandon(*tasks: asyncio.Task[Any]) -> None:
     """Cancel ``tasks``, give them ``ABANDON_GRACE_S`` to end, then abandon those still running.
 
     A body may ignore its cancellation (there is no forced stop in Python):
-    the run does not wait for it (SPEC §3.4). An abandoned task keeps running
-    on its loop; what it returns or raises later is dropped, and it is taken
+    the run does not wait for it (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
+    An abandoned task keeps running on its loop; what it returns or raises later is dropped, and it is taken
     out of the loop's task list so that closing the loop (``asyncio.run``,
     :func:`labkit.run`) does not wait for it either.
     """

@@ -1,4 +1,7 @@
-"""The four limits of a run (SPEC §3): model calls, tool attempts, attempts per signature, deadline."""
+"""The four limits of a run: model calls, tool attempts, attempts per signature, deadline.
+
+docs/guarantees.md, *Limits are exact*; chapter 6, *The four limits*.
+"""
 
 from __future__ import annotations
 
@@ -26,16 +29,17 @@ class Limits(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     model_calls: int = Field(6, ge=0)
-    """Transport attempts admitted per run, first call and every follow-up (SPEC §3.3)."""
+    """Transport attempts admitted per run, first call and every follow-up (docs/guarantees.md, *Limits are exact*)."""
 
     tool_calls: int = Field(4, ge=0)
-    """Tool attempts admitted per run across all tools; failed bodies count (SPEC §3.1)."""
+    """Tool attempts admitted per run across all tools; failed bodies count (chapter 4, *The guard, step by step*)."""
 
     repetitions: int = Field(1, ge=0)
-    """Attempts admitted per signature, i.e. per tool name + canonical arguments (SPEC §3.2)."""
+    """Attempts admitted per signature, i.e. per tool name + canonical arguments (docs/guarantees.md, *Signatures*)."""
 
     deadline_s: float = Field(120.0, ge=0)
-    """Wall-clock seconds for the whole run, model calls and tool bodies included (SPEC §3.4)."""
+    """Wall-clock seconds for the whole run, model calls and tool bodies included (chapter 6, *One deadline for
+    the whole run*)."""
 
     def with_(self, **changes: object) -> Limits:
         """Return a validated copy with some fields changed, e.g. ``limits.with_(model_calls=1)``."""

@@ -1,4 +1,4 @@
-"""The execution scope and the guard at every tool body (SPEC §3).
+"""The execution scope and the guard at every tool body (docs/guarantees.md).
 
 Protocol, in the order the code enforces it:
 
@@ -30,7 +30,8 @@ Protocol, in the order the code enforces it:
   After that no body starts and no event is appended.
 * A body still running when its run stops is cancelled and, after
   :data:`ABANDON_GRACE_S`, abandoned: the run does not wait for it, and what
-  it does later is never recorded (SPEC §3.4).
+  it does later is never recorded
+  (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
 
 Budgets ask "would the next attempt exceed the limit?" with ``>=``, so zero
 admits nothing.
@@ -337,7 +338,7 @@ class ExecutionScope:
         )
 
     def before_model_call(self) -> int:
-        """Admit one transport attempt or halt (SPEC §3.3).
+        """Admit one transport attempt or halt (docs/guarantees.md, *Limits are exact*).
 
         Returns:
             The new number of admitted model calls.
@@ -370,7 +371,9 @@ class ExecutionScope:
             self._records.append((_MIDDLEWARE, name, self._middleware_seen))
 
     def _admit(self, tool: GuardedTool, key: str) -> int:
-        """Steps 2.1-2.5 of SPEC §3.1 under the lock: cancellation, the rules in order, then reserve.
+        """The guard's admission under the lock: cancellation, the rules in order, then reserve.
+
+        Chapter 4, *The guard, step by step*, steps 2.1-2.5.
 
         Returns the new number of admitted attempts (the ``ToolCall`` count).
         Raises :class:`~labkit.RunHalted` (``refused=True``) when a rule refuses.
@@ -572,14 +575,15 @@ class GuardedTool:
         return schema
 
     def bind(self, arguments: str | bytes | Mapping[str, Any] | None) -> BaseModel:
-        """Bind raw arguments (a JSON object text or a mapping) to the declared types (SPEC §3.1 step 1).
+        """Bind raw arguments (a JSON object text or a mapping) to the declared types
+        (chapter 4, *The guard, step by step*, step 1).
 
         A JSON text is decoded with every number exact, then validated like a
         mapping passed directly: one path, so ``{"amount": 0.10000000000000000000001}``
         reaches a ``Decimal`` parameter with all its digits, and a value passed
-        directly and its JSON give one signature (SPEC §3.2).
+        directly and its JSON give one signature (docs/guarantees.md, *Signatures*).
         Booleans are never numbers, at any depth, and a ``bool`` accepts only
-        ``true``/``false`` (SPEC §3.2).
+        ``true``/``false`` (docs/guarantees.md, *Signatures*).
 
         Raises:
             ToolArgumentsError: not a JSON object, wrong types, missing or
@@ -597,7 +601,7 @@ class GuardedTool:
             arguments = {}
         elif not isinstance(arguments, Mapping):
             raise ToolArgumentsError(self.name, f"expected a JSON object, got {type(arguments).__name__}")
-        try:  # one path for a decoded text and a mapping passed directly (SPEC §3.2)
+        try:  # one path for a decoded text and a mapping passed directly (docs/guarantees.md, *Signatures*)
             bound = self.arguments_model.model_validate(arguments)
         except ValidationError as exc:
             raise ToolArgumentsError(self.name, _describe(exc)) from None
@@ -607,7 +611,7 @@ class GuardedTool:
                 raise ToolArgumentsError(self.name, f"{where}: a boolean is not a number")
         return bound
 
-    # -- SPEC §3.1, one step after the other --------------------------------------------
+    # -- chapter 4, *The guard, step by step*, one step after the other ------------------------------------
 
     async def ainvoke(self, arguments: str | bytes | Mapping[str, Any] | None = None) -> Any:
         """Bind, guard and run the body; return what the body returned.
@@ -706,7 +710,10 @@ class GuardedTool:
             ) from None
 
     def _key_and_kwargs(self, bound: BaseModel) -> tuple[str, dict[str, Any]]:
-        """The repetition signature of the bound arguments (SPEC §3.2) and the body's keyword arguments."""
+        """The repetition signature of the bound arguments and the body's keyword arguments.
+
+        docs/guarantees.md, *Signatures*.
+        """
         kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
         # str, int, bool and None values are written here directly: keys in code-point order
         # (sorted once per model), each value as canonical() writes it. Any other value (a float,

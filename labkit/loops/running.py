@@ -1,4 +1,5 @@
-"""Running an agent in its scope and turning every ending into a :class:`RunOutcome` (SPEC §4).
+"""Running an agent in its scope and turning every ending into a :class:`RunOutcome`
+(docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
 * :func:`run_agent` — the async core: any agent, any prompt, any host condition.
 * :class:`Setup` — what one scenario run is made of, and its :class:`Origin`
@@ -13,12 +14,12 @@ cancelling its own request) give their stop status and withhold the text;
 otherwise the host condition decides between ``Completed`` and
 ``Incomplete``. Caller cancellation is never an outcome: it propagates as
 :class:`asyncio.CancelledError`, and it wins over a stop that happened at
-the same time (SPEC §3.4).
+the same time (docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
 The loop runs in a task of its own, so the run can end without it: at the
 deadline the loop is cancelled and, after a short grace, abandoned with
-whatever body it is still waiting on (SPEC §3.4). A scope serves one run: a
-second :func:`run_agent` on it is refused before it touches the running one.
+whatever body it is still waiting on (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
+A scope serves one run: a second :func:`run_agent` on it is refused before it touches the running one.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ async def run_agent(
     the deadline (or at a stop recorded from outside the run): then the task
     is cancelled and given ``ABANDON_GRACE_S`` (0.1 s) to unwind; a body
     that ignores its cancellation, sync or async (even in its cleanup), is
-    abandoned, and whatever it does later is never recorded (SPEC §3.4).
+    abandoned, and whatever it does later is never recorded
+    (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
 
     Args:
         agent: a :class:`SimpleAgent` or :class:`HarnessAgent`, or an adapter's agent
@@ -196,7 +198,7 @@ async def run_agent(
         elif work.cancelled():  # nobody cancelled or stopped the run: the loop's own code raised CancelledError
             try:
                 work.result()
-            except asyncio.CancelledError as exc:  # not the caller's (SPEC §3.4): an error outside the protocol
+            except asyncio.CancelledError as exc:  # not the caller's (docs/guarantees.md): outside the protocol
                 raise RuntimeError(
                     f"the agent's loop raised CancelledError ({exc or 'no message'}) while nobody cancelled the run"
                 ) from exc

@@ -1,4 +1,4 @@
-"""Chat messages, the one-method transport protocol and the counting client (SPEC §3.3).
+"""Chat messages, the one-method transport protocol and the counting client (docs/guarantees.md, *Limits are exact*).
 
 A transport turns a :class:`ChatRequest` into a stream of :class:`ChatChunk`.
 A non-streaming request gets exactly one chunk holding the whole reply; a
@@ -9,10 +9,10 @@ streaming or not, whether or not the consumer reads the stream to its end.
 
 Retries sit above that counter: a call that ends ``ProviderUnavailable``
 (before its first chunk) is made again only as a new, counted call, up to the
-transport's ``retries`` (SPEC §3.3). A ``CancelledError`` the transport raises
-while nobody cancelled the run is the provider giving up: it becomes
-``ProviderUnavailable``, never the caller's cancellation nor
-``DeadlineExceeded`` (SPEC §3.4).
+transport's ``retries`` (docs/guarantees.md, *Limits are exact*). A ``CancelledError`` the
+transport raises while nobody cancelled the run is the provider giving up: it becomes
+``ProviderUnavailable``, never the caller's cancellation nor ``DeadlineExceeded``
+(docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Message(BaseModel):
         tool_call_id: for a ``tool`` message, the call it answers.
         truncated: an assistant reply cut at the output-token cap
             (``finish_reason: "length"``); none of its tool calls is run
-            (SPEC §6 "Live").
+            (docs/live.md).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -132,7 +132,7 @@ class ChatRequest(BaseModel):
         messages: the transcript so far, system message first.
         tools: the tools the model may ask for (visible is not granted).
         stream: ask the transport for the reply in pieces.
-        max_output_tokens: a per-call provider option, not a budget (SPEC §3.3).
+        max_output_tokens: a per-call provider option, not a budget (docs/guarantees.md, *Limits are exact*).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -223,7 +223,7 @@ class CountingClient:
     def retries(self) -> int:
         """How often a call that ended ``ProviderUnavailable`` is made again: the transport's
         ``retries`` attribute, 0 when it has none. Retries sit above the counter: each
-        one is a new, counted model call (SPEC §3.3)."""
+        one is a new, counted model call (docs/guarantees.md, *Limits are exact*)."""
         return int(getattr(self.transport, "retries", 0) or 0)
 
     async def complete(self, request: ChatRequest) -> Message:
@@ -234,8 +234,8 @@ class CountingClient:
             ProviderUnavailable: the transport could not reach its endpoint
                 (after :attr:`retries` more counted calls), or it cancelled its
                 own request: it raised ``CancelledError`` while nobody cancelled
-                the run (SPEC §3.4: neither the caller's cancellation nor
-                ``DeadlineExceeded``; such a call is not made again).
+                the run (neither the caller's cancellation nor ``DeadlineExceeded``:
+                docs/guarantees.md, *Every stop has one name, and it is not relabelled*; such a call is not made again).
             asyncio.CancelledError: the run was cancelled (the caller, the
                 deadline or a stop recorded from outside).
         """
@@ -300,8 +300,9 @@ class CountingClient:
         return _cancelling() > cancelling or self.scope.cancel_token.cancelled
 
     def _provider_cancelled(self, exc: asyncio.CancelledError) -> ProviderUnavailable:
-        """The error for a ``CancelledError`` the transport raised on its own (SPEC §3.4):
-        the provider gave up, which the run reports as ``ProviderUnavailable``."""
+        """The error for a ``CancelledError`` the transport raised on its own: the provider gave
+        up, which the run reports as ``ProviderUnavailable``
+        (docs/guarantees.md, *Every stop has one name, and it is not relabelled*)."""
         self.last_error = ProviderUnavailable(
             f"{PROVIDER_CANCELLED} ({type(exc).__name__}: {str(exc) or 'no message'}); "
             "nobody cancelled the run and its deadline had not passed"
@@ -311,7 +312,8 @@ class CountingClient:
 
 PROVIDER_CANCELLED = "the provider cancelled its own request"
 """How the message of a :class:`~labkit.ProviderUnavailable` starts when the transport cancelled its own
-request while nobody cancelled the run (SPEC §3.4); the outcome's ``hint`` keeps it."""
+request while nobody cancelled the run (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
+the outcome's ``hint`` keeps it."""
 
 
 def _cancelling() -> int:
