@@ -53,7 +53,7 @@ from os import PathLike
 from typing import Any
 
 from ._durable_sql import Dialect, dialect_for
-from .core.bodies import _json_shaped
+from .core.arguments import _json_shaped
 from .core.errors import LabkitError, UserError
 from .core.scope import ExecutionScope, GuardedTool
 from .core.signature import NonFiniteNumber, canonical, signature

@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import (
     DuplicateToolError,
     FrameworkError,
@@ -63,7 +64,7 @@ from ..core.errors import (
 from ..core.scope import ExecutionScope, GuardedTool
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
 from ..loops.running import register_agent_type
-from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
+from ..transports.chat import ChatRequest, CountingClient, Message
 
 _NOT_RUN = "labkit_not_run"
 """The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`).
@@ -432,7 +433,7 @@ class ForeignAgent:
             return f"error: unknown tool {name!r}; available tools: {', '.join(self._tools) or 'none'}"
         if observe:
             self.scope.observe_middleware(name)
-        cancelling = _cancelling()
+        requests = cancellation_requests()
         try:
             value = await tool.ainvoke(arguments)
             text = _as_text(value)
@@ -441,7 +442,7 @@ class ForeignAgent:
         except RunHalted:
             raise
         except asyncio.CancelledError as exc:
-            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+            if run_cancelled(requests, self.scope.cancel_token):
                 raise
             return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (docs/guarantees.md)
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted

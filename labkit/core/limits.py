@@ -1,16 +1,22 @@
-"""The four limits of a run: model calls, tool attempts, attempts per signature, deadline.
+"""The four limits of a run, and the counters read against them.
 
 docs/guarantees.md, *Limits are exact*; chapter 6, *The four limits*.
+
+* :class:`Limits`: model calls, tool attempts, attempts per signature, deadline.
+* :class:`Usage`: a scope's counters at one moment, field for field beside its limits.
+* :func:`_limits`: what a scope or a run accepts as limits, validated where it is received.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["Limits"]
+from .errors import LimitsError
+
+__all__ = ["Limits", "Usage"]
 
 
 class Limits(BaseModel):
@@ -56,3 +62,40 @@ class Limits(BaseModel):
             f"model_calls={self.model_calls} tool_calls={self.tool_calls} "
             f"repetitions={self.repetitions} deadline_s={self.deadline_s:g}"
         )
+
+
+class Usage(NamedTuple):
+    """Counters of a scope at one moment, to read against its :class:`~labkit.Limits`."""
+
+    model_calls: int
+    """Transport attempts admitted."""
+    tool_calls: int
+    """Tool attempts admitted (failed bodies included)."""
+    repetitions: int
+    """The highest attempt count of any one signature."""
+    elapsed_s: float
+    """Seconds since the scope started (0.0 before it starts)."""
+
+
+def _limits(limits: object) -> Limits:
+    """Accept :class:`Limits`, a mapping of its fields, or ``None`` (the defaults); validate it here.
+
+    A ``Limits`` is validated again: ``model_construct`` skips validation, and
+    a NaN deadline or a negative count would otherwise make an unbounded run.
+    """
+    if limits is None:
+        return Limits()
+    if isinstance(limits, Limits):
+        fields = limits.__dict__  # its field values, whatever way it was built
+    elif isinstance(limits, Mapping):
+        fields = dict(limits)
+    else:
+        raise LimitsError(f"limits must be labkit.Limits or a mapping of its fields, not {type(limits).__name__}")
+    try:
+        checked = Limits.model_validate(fields)
+    except ValidationError as exc:
+        detail = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise LimitsError(f"limits do not validate: {detail}") from exc
+    return limits if isinstance(limits, Limits) else checked

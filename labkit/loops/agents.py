@@ -42,10 +42,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.bodies import _cancel_and_abandon, _schema_text
+from ..core._machinery.abandon import cancel_and_abandon
+from ..core._machinery.shapes import schema_text
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from ..core.scope import ExecutionScope, GuardedTool
-from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
+from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 
 __all__ = [
     "HarnessAgent",
@@ -290,7 +292,7 @@ class SimpleAgent:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return Message.tool_result(call.id, f"{UNKNOWN_TOOL} {call.name!r}; available tools: {known}")
-        cancelling = _cancelling()
+        requests = cancellation_requests()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
             text = _as_text(value)
@@ -299,7 +301,7 @@ class SimpleAgent:
         except RunHalted:
             raise
         except asyncio.CancelledError as exc:
-            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+            if run_cancelled(requests, self.scope.cancel_token):
                 raise
             # Raised by the body (or a middleware) on its own: a failure of this call, not the
             # caller's cancellation (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
@@ -343,7 +345,7 @@ class SimpleAgent:
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            await _cancel_and_abandon(*(task for task in tasks if not task.done()))
+            await cancel_and_abandon(*(task for task in tasks if not task.done()))
             halt: RunHalted | None = None
             failure: BaseException | None = None
             for call, task in zip(calls, tasks, strict=True):
@@ -375,9 +377,9 @@ def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) 
     # Same name, description and argument model give the same spec. Validated once as
     # ToolSpec.of would; the stored schema is then frozen (a read-only dict, nested values too),
     # so neither a run nor a transport can change what another run shows the model.
-    from ..core._frozen import freeze  # first spec only; not needed to import labkit
+    from ..core._machinery.frozen import freeze  # first spec only; not needed to import labkit
 
-    checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
+    checked = ToolSpec(name=name, description=description, parameters=json.loads(schema_text(arguments_model)))
     return ToolSpec.model_construct(
         name=checked.name, description=checked.description, parameters=freeze(checked.parameters)
     )

@@ -9,8 +9,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from ..core.events import ControlEvent, EventKind, StopReason
-from ..core.limits import Limits
-from ..core.scope import Usage
+from ..core.limits import Limits, Usage
 from ..transports.chat import Message, Role, ToolCall
 from .agents import UNKNOWN_TOOL
 

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..core._sync import run_sync
+from ..core._machinery.sync import run_sync
 from ..core.errors import UserError
 from ..core.limits import Limits
 from ..core.scope import ExecutionScope

@@ -34,10 +34,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..core.bodies import _cancel_and_abandon
+from ..core._machinery.abandon import cancel_and_abandon
+from ..core.cancellation import caller_wins, cancellation_requests, current_scope
 from ..core.errors import ProviderUnavailable, RunHalted, UserError
 from ..core.events import StopReason
-from ..core.scope import ExecutionScope, GuardedTool, _current_scope
+from ..core.scope import ExecutionScope, GuardedTool
 from ..transports.chat import Message, Transport
 from ..transports.scripted import ScriptedTransport
 from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
@@ -136,7 +137,7 @@ async def run_agent(
     scope = agent.scope
     loop = asyncio.get_running_loop()
     caller = asyncio.current_task()
-    already_cancelling = caller.cancelling() if caller is not None else 0
+    requests_before = cancellation_requests(caller)
     stopped = (
         loop.create_future()
     )  # done when the loop ends, or the run must end now: the deadline, a stop from outside
@@ -166,7 +167,7 @@ async def run_agent(
 
         deadline = loop.call_later(scope.remaining_s(), deadline_reached)
         context = contextvars.copy_context()
-        context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
+        context.run(current_scope.set, scope)  # the loop's task and its bodies know their run
 
         async def the_loop() -> str | None:
             try:
@@ -180,13 +181,13 @@ async def run_agent(
         try:
             await stopped  # the loop ended, or the run must end now
             if not work.done():  # the deadline, or a stop from outside: the loop stops now
-                await _cancel_and_abandon(work)
+                await cancel_and_abandon(work)
         except asyncio.CancelledError:  # the caller cancelled: the loop unwinds
             deadline.cancel()  # the caller was first: no deadline stop after it
             # Marked before the loop unwinds, as the caller's token would be: a body's cleanup that
             # calls a tool now is refused with the caller's cancellation, records nothing, runs nothing.
             scope._cancel_by_caller()
-            await _cancel_and_abandon(work)
+            await cancel_and_abandon(work)
             raise
         finally:
             deadline.cancel()
@@ -215,7 +216,7 @@ async def run_agent(
             transcript = [*transcript]
             _answer_open_calls(transcript)
         work = None  # the loop's task holds its exception, whose traceback holds this frame: no cycle
-    if caller is not None and caller.cancelling() > already_cancelling:
+    if caller_wins(caller, requests_before):
         scope._cancel_by_caller()
         raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
     if status is None:

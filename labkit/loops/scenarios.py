@@ -15,10 +15,10 @@ from pathlib import Path
 from types import MappingProxyType, MethodType, ModuleType, SimpleNamespace
 from typing import Any, cast
 
-from ..core.bodies import _body_shape
+from ..core.binding import _body_shape
 from ..core.errors import UnknownScenarioError, UserError
-from ..core.limits import Limits
-from ..core.scope import ExecutionScope, GuardedTool, _limits
+from ..core.limits import Limits, _limits
+from ..core.scope import ExecutionScope, GuardedTool
 from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket

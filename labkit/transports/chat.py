@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import ProviderUnavailable
 
 if TYPE_CHECKING:
@@ -243,11 +244,11 @@ class CountingClient:
             request = request.model_copy(update={"stream": False})
         retries = self.retries
         while True:
-            cancelling = _cancelling()
+            requests = cancellation_requests()
             try:
                 return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
-                if self._run_cancelled(cancelling):
+                if run_cancelled(requests, self.scope.cancel_token):
                     raise
                 raise self._provider_cancelled(exc) from exc
             except ProviderUnavailable:
@@ -267,7 +268,7 @@ class CountingClient:
             request = request.model_copy(update={"stream": True})
         retries = self.retries
         while True:
-            cancelling = _cancelling()
+            requests = cancellation_requests()
             chunks: AsyncIterator[ChatChunk] | None = None
             started = False
             try:
@@ -277,7 +278,7 @@ class CountingClient:
                     yield chunk
                 return
             except asyncio.CancelledError as exc:  # as in complete()
-                if self._run_cancelled(cancelling):
+                if run_cancelled(requests, self.scope.cancel_token):
                     raise
                 raise self._provider_cancelled(exc) from exc
             except ProviderUnavailable:
@@ -288,16 +289,6 @@ class CountingClient:
                 aclose = getattr(chunks, "aclose", None)
                 if aclose is not None:
                     await aclose()
-
-    def _run_cancelled(self, cancelling: int) -> bool:
-        """Whether a ``CancelledError`` from the transport is the run's own cancellation.
-
-        It is when a cancellation request reached the task since ``cancelling``
-        was read (see :func:`_cancelling`), or when the scope's token is set (a
-        stop sets it the instant it is recorded, before that request lands).
-        Otherwise the transport (or the client library under it) raised it on its own.
-        """
-        return _cancelling() > cancelling or self.scope.cancel_token.cancelled
 
     def _provider_cancelled(self, exc: asyncio.CancelledError) -> ProviderUnavailable:
         """The error for a ``CancelledError`` the transport raised on its own: the provider gave
@@ -314,17 +305,3 @@ PROVIDER_CANCELLED = "the provider cancelled its own request"
 """How the message of a :class:`~labkit.ProviderUnavailable` starts when the transport cancelled its own
 request while nobody cancelled the run (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
 the outcome's ``hint`` keeps it."""
-
-
-def _cancelling() -> int:
-    """How many cancellation requests the current task has pending (``Task.cancelling()``; 0 outside a task).
-
-    The caller, the run's deadline, a stop recorded from outside and a batch
-    cancelling its sibling calls all go through ``Task.cancel``, so a
-    ``CancelledError`` that came with no new request (and with the scope's
-    token still clear) was raised by the transport, a body or a middleware
-    on its own. Read before the await, compared after it (here and in
-    :mod:`labkit.loops.agents`).
-    """
-    task = asyncio.current_task()
-    return task.cancelling() if task is not None else 0
