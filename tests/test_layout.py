@@ -24,7 +24,7 @@ import labkit
 LAYOUT = {
     "core": (
         *("limits", "events", "signature", "arguments", "binding", "rules", "bodies", "guarded", "cancellation"),
-        *("scope", "errors", "_machinery", "_frozen", "_sync", "_workers"),
+        *("lifecycle", "scope", "errors", "_machinery", "_frozen", "_sync", "_workers"),
     ),
     "transports": ("chat", "scripted", "live"),
     "loops": ("agents", "running", "runner", "outcome", "scenarios", "review", "telemetry"),

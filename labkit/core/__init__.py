@@ -15,8 +15,10 @@ teaches the guard). Read the modules in this order; each reads top to bottom:
 8. :mod:`~labkit.core.guarded`: the guarded tool: bind, admit, body, re-check (chapter 4, *The guard, step
    by step*).
 9. :mod:`~labkit.core.cancellation`: how a run stops: the first stop wins, the caller's cancellation wins.
-10. :mod:`~labkit.core.scope`: the execution scope, one per run: what it holds, admits and records.
-11. :mod:`~labkit.core.errors`: labkit's exceptions, a user's mistakes apart from a run's stops.
+10. :mod:`~labkit.core.lifecycle`: one owner for the run (``await scope.run(work)``): its own task, the
+    deadline, a stop from outside, the caller, abandonment, the finish.
+11. :mod:`~labkit.core.scope`: the execution scope, one per run: what it holds, admits and records.
+12. :mod:`~labkit.core.errors`: labkit's exceptions, a user's mistakes apart from a run's stops.
 
 What makes Python keep these promises (worker threads, the sync bridge and its kept loops,
 abandonment, shared shapes and events, read-only JSON) is the private package

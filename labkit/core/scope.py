@@ -22,7 +22,6 @@ docs/guarantees.md (every rule it keeps); chapter 4, *The guard, step by step*.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -30,10 +29,11 @@ from typing import Any
 
 from . import rules
 from ._machinery.shared_events import event
-from .cancellation import ABANDON_GRACE_S, CancelToken, RunStops, State
-from .errors import CapabilitiesError, DuplicateToolError, ScopeStateError, ToolDefinitionError, UserError
+from .cancellation import ABANDON_GRACE_S, CancelToken, State
+from .errors import CapabilitiesError, DuplicateToolError, ToolDefinitionError, UserError
 from .events import ControlEvent, EventKind, StopReason
 from .guarded import GuardedTool
+from .lifecycle import RunLifecycle
 from .limits import Limits, Usage, _limits
 from .rules import Attempt
 
@@ -49,7 +49,7 @@ the garbage collector stops tracking the tuple; a ControlEvent is made when the 
 (:mod:`labkit.core._machinery.shared_events`)."""
 
 
-class ExecutionScope(RunStops):
+class ExecutionScope(RunLifecycle):
     """Per-run owner of capabilities, limits, counters, events and stop reason.
 
     Args:
@@ -282,16 +282,7 @@ class ExecutionScope(RunStops):
             tool.name, tool.capability, self.capabilities, self.limits, self._tool_calls, self._signatures.get(key, 0)
         )
 
-    # -- run lifecycle (used by labkit.run; the stops themselves: labkit.core.cancellation) ------
-
-    def _enter_run(self, loop: asyncio.AbstractEventLoop, expire: Callable[[], None]) -> None:
-        """Start the run; the runner then sets ``_current_scope`` (after scheduling its deadline)."""
-        with self._lock:
-            if self._run_expire is not None or self._state is State.FINISHED:
-                raise ScopeStateError("a scope serves exactly one run; make a new scope for a new run")
-            if self._state is State.READY:
-                self._start_locked()
-            self._run_loop, self._run_expire = loop, expire
+    # -- the end of the run (the run itself: labkit.core.lifecycle; its stops: labkit.core.cancellation) --
 
     def _finish(self) -> tuple[tuple[ControlEvent, ...], Usage]:
         """End the run; return its events and usage (final: a finished scope records nothing more)."""
