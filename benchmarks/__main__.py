@@ -235,7 +235,7 @@ def render(
         "and seen by the script, final text) and again after. `async` rows are awaited inside one running event "
         "loop; `sync` rows are called from plain code (labkit's sync entry runs on an event loop kept open for "
         "the thread). Peers build their agent once and reuse it (their idiomatic use); labkit builds scope, tools, "
-        "transport and agent for every run (one scope per request, SPEC §3), and that cost is included. Each "
+        "transport and agent for every run (one scope per request), and that cost is included. Each "
         "implementation runs in its own fresh process, every implementation once per round, rounds interleaved.",
         "",
         "| implementation | style | CPU µs per run (median) | × bare, CPU, paired (range) | wall µs per run | × bare, "
@@ -331,7 +331,8 @@ def render(
                     f"{guard[f'{c}{prefix}_overhead']:.2f} ({lo:.2f}–{hi:.2f}) |"
                 )
         out.append(
-            f"| sync, awaited inside a run (worker thread, SPEC §3.4) | CPU / wall | {guard['cpu_sync_in_loop']:.1f} "
+            f"| sync, awaited inside a run (worker thread, abandoned at the deadline) | CPU / wall | "
+            f"{guard['cpu_sync_in_loop']:.1f} "
             f"/ {guard['sync_in_loop']:.1f} | | |"
         )
         out += [
@@ -762,7 +763,7 @@ HARDENING = (
     "run's loop in a task of its own, so the deadline can abandon a cleanup that ignores cancellation (a future, a "
     "context, a task and two more event-loop turns, ~7 µs); a body's shape read from what it is made of instead "
     "of a per-function cache that kept runs alive (~5 µs for two tools); limits and capabilities checked at the "
-    "scope's door (~2.3 µs); the guard asking its rules in SPEC order and checking again after a body (~1.3 µs "
+    "scope's door (~2.3 µs); the guard asking its rules in their documented order and checking again after a body (~1.3 µs "
     "for two calls); argument checks of the agents (~1 µs). Issue 13 recovered part of it (below); the task, the "
     "shape key and the door checks are the behaviour itself and stay."
 )

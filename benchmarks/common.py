@@ -1,7 +1,7 @@
 """What every implementation shares: the scripted model, the two tools and the correctness check.
 
-The "complete" scenario (SPEC §6): model call 1 asks for ``read_ticket(input=42)``,
-call 2 for ``finish_review(input=42)``, call 3 answers ``"Review finished."``.
+The "complete" scenario (README.md, *The scenarios*): model call 1 asks for
+``read_ticket(input=42)``, call 2 for ``finish_review(input=42)``, call 3 answers ``"Review finished."``.
 Three model calls, two tool calls. The per-run state lives in a :class:`RunState`
 reached through a context variable, so a peer's agent can be built once (its
 idiomatic use) while each run still gets fresh tools state and a fresh script.

@@ -9,7 +9,8 @@ each round's difference (with its range):
 * ``sync_guarded`` / ``sync_unguarded``: the same with a sync body and ``tool.invoke``
   called from plain code (the body runs in the calling thread);
 * ``sync_in_loop``: a sync body awaited inside a run: it runs in a daemon thread so the
-  deadline can abandon it (SPEC §3.4); reported for honesty, not part of the 3 µs target.
+  deadline can abandon it (docs/guarantees.md, *Cancellation reaches the transport and the bodies*);
+  reported for honesty, not part of the 3 µs target.
 """
 
 from __future__ import annotations

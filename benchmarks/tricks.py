@@ -8,6 +8,10 @@ beside it in the code.
 
 * ``lazy_token_event``: :class:`labkit.CancelToken` makes its ``threading.Event`` on the first
   ``wait()`` (off: in ``__init__``, one per run).
+* ``shared_events``: a scope's recorded ``(kind, name, count)`` becomes one cached
+  :class:`labkit.ControlEvent` (:mod:`labkit.core._machinery.shared_events`; off: a new event each).
+* ``shared_shapes``: a body's shape (its argument model) is reused by bodies made of the same parts
+  (:mod:`labkit.core._machinery.shapes`; off: every tool reads its body and builds its model anew).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import labkit
-from labkit.core import bodies
+from labkit.core import binding, bodies, scope
+from labkit.core.events import ControlEvent
 
 from .paired import pair
 
@@ -36,7 +41,24 @@ def _switches() -> dict[str, Callable[[bool], None]]:
     def token(off: bool) -> None:
         bodies.CancelToken.__init__ = _eager_init if off else lazy_init  # type: ignore[method-assign]
 
-    return {"lazy_token_event": token}
+    cached_event = scope.event
+    shared_shape = binding.shared_shape
+
+    def events(off: bool) -> None:
+        scope.event = _new_event if off else cached_event  # type: ignore[assignment]
+
+    def shapes(off: bool) -> None:
+        binding.shared_shape = _read_again if off else shared_shape  # type: ignore[assignment]
+
+    return {"lazy_token_event": token, "shared_events": events, "shared_shapes": shapes}
+
+
+def _new_event(kind: str, name: str, count: int) -> ControlEvent:
+    return ControlEvent(kind=kind, name=name, count=count)  # type: ignore[arg-type]
+
+
+def _read_again(body: Any, code_owner: Any, tool: str, read: Callable[[], Any]) -> Any:
+    return read()
 
 
 def measure(rounds: int, runs: int) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The console: ``labkit run SCENARIO [--simple] [--json] [--live ...]`` and ``labkit scenarios``.
 
 ``--live`` replaces the scenario's scripted model by a real OpenAI-compatible
-endpoint (SPEC §6 "Live"); the scenario still lends its grants and limits.
+endpoint (docs/live.md); the scenario still lends its grants and limits.
 The profile comes from ``--base-url``, ``--model``, ``--api-key-env`` (the
 *name* of the variable holding the key), ``--profile FILE``, the
 ``LABKIT_*`` variables, or the defaults (a local Ollama); see
@@ -289,7 +289,7 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
     width = max((len(e.kind) for e in outcome.events), default=0)
     for number, event in enumerate(outcome.events, 1):
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
-    for call in outcome.unknown_tool_requests:  # no event: they never reach a guard (SPEC §3.6 kinds unchanged)
+    for call in outcome.unknown_tool_requests:  # no event: they never reach a guard (chapter 8's kinds)
         lines.append(f"unknown tool requested: {call.name!r} (call {call.id}); answered with an error, nothing ran")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")

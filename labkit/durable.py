@@ -1,4 +1,5 @@
-"""Durable decisions: a write that happens once, across crashes, replays and racing hosts (SPEC §7).
+"""Durable decisions: a write that happens once, across crashes, replays and racing hosts
+(chapter 9, *A durable decision*).
 
 Loop bounds live in one :class:`~labkit.ExecutionScope` and die with it: a
 new run (after a restart, or a retry by the caller) admits the same call
@@ -52,7 +53,7 @@ from os import PathLike
 from typing import Any
 
 from ._durable_sql import Dialect, dialect_for
-from .core.bodies import _json_shaped
+from .core.arguments import _json_shaped
 from .core.errors import LabkitError, UserError
 from .core.scope import ExecutionScope, GuardedTool
 from .core.signature import NonFiniteNumber, canonical, signature
@@ -93,7 +94,7 @@ class OperationState(StrEnum):
     APPLIED = "applied"
 
 
-# -- the proposal, exactly as proposed (SPEC §7) ----------------------------------------------
+# -- the proposal, exactly as proposed (chapter 9, *A durable decision*) ---------------------
 
 
 def proposal_text(arguments: Mapping[str, Any]) -> str:
@@ -104,7 +105,7 @@ def proposal_text(arguments: Mapping[str, Any]) -> str:
     ``Decimal`` with all its digits and a capital ``E`` (``1.10E0``), which a
     float's text never has: :func:`proposal_arguments` gives each back as its
     own type. Tuples become lists and sets lists in canonical order, as in
-    signatures (SPEC §3.2).
+    signatures (docs/guarantees.md, *Signatures*).
 
     Raises:
         NonFiniteNumber: a NaN or an infinity (no exact value to keep).
@@ -152,7 +153,7 @@ class Operation:
         state: the :class:`OperationState`.
         reason: the decision's reason (``None`` until decided).
         result: the effect's result text (``None`` until applied).
-        signature: the canonical text of the arguments (SPEC §3.2), kept
+        signature: the canonical text of the arguments (docs/guarantees.md, *Signatures*), kept
             beside the proposal: two proposals are the same when their
             signatures are.
     """
@@ -225,7 +226,7 @@ def operation_id(request_id: str, tool: str, arguments: Mapping[str, Any]) -> st
 
     Returns:
         ``"op-"`` followed by 16 hex digits of a SHA-256 over the request id
-        and the call's signature (:func:`labkit.signature`, SPEC §3.2), so
+        and the call's signature (:func:`labkit.signature`, docs/guarantees.md, *Signatures*), so
         ``42`` and ``42.0`` name one operation.
     """
     if not request_id:
@@ -403,7 +404,7 @@ class DecisionStore:
     ) -> Settlement:
         """Take an operation as far as it can go, skipping every step already recorded (replay-safe).
 
-        Three transactions, each one step (SPEC §7): propose (or find the
+        Three transactions, each one step (chapter 9, *A durable decision*): propose (or find the
         same proposal); then, with the operation locked, consult ``decide(tool,
         arguments)`` only if no decision is recorded — ``arguments`` being the
         stored proposal, exactly as first proposed — and record its verdict;

@@ -117,7 +117,7 @@ FOLD = re.compile(r"<details><summary>Answer[^<]*</summary>(.*?)</details>", re.
 
 
 def scenario_names() -> tuple[str, ...]:
-    """The seed scenarios' names, from labkit (SPEC §6)."""
+    """The seed scenarios' names, from labkit (README.md, *The scenarios*)."""
     sys.path.insert(0, str(ROOT))
     try:
         from labkit.loops.scenarios import SCENARIOS

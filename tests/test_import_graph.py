@@ -11,7 +11,8 @@ The layers, lowest first, as the code has them (a module may import its own
 layer and the ones below, never one above):
 
 0. ``labkit._version``: imports nothing of labkit;
-1. ``labkit.core``: the scope, the guard, limits, events, signature, bodies, errors;
+1. ``labkit.core``: limits, events, signature, binding, rules, the guarded tool, cancellation, the
+   run's lifecycle, the scope, errors, and the private ``labkit.core._machinery``;
 2. ``labkit.transports``: chat messages, the counting client, scripted and live transports;
 3. ``labkit.loops``: the agents, the run (``running``), telemetry, the runner (``prepare``/``run``);
 4. ``labkit.adapters`` (foreign runtimes, built on the loops' agents) and ``labkit.durable``

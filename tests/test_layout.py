@@ -22,7 +22,10 @@ import pytest
 import labkit
 
 LAYOUT = {
-    "core": ("limits", "events", "signature", "scope", "bodies", "errors", "_frozen", "_sync", "_workers"),
+    "core": (
+        *("limits", "events", "signature", "arguments", "binding", "rules", "bodies", "guarded", "cancellation"),
+        *("lifecycle", "scope", "errors", "_machinery", "_frozen", "_sync", "_workers"),
+    ),
     "transports": ("chat", "scripted", "live"),
     "loops": ("agents", "running", "runner", "outcome", "scenarios", "review", "telemetry"),
     "teaching": ("frames", "charts", "widgets", "predict", "spans", "direct", "capstone"),
@@ -74,7 +77,7 @@ def test_each_group_says_what_it_holds_in_reading_order(group: str) -> None:
     public = [m for m in LAYOUT[group] if not m.startswith("_")]
     positions = [doc.find(f"labkit.{group}.{m}`") for m in public]
     assert -1 not in positions, [m for m, at in zip(public, positions, strict=True) if at == -1]
-    if group == "core":  # SPEC §3's order: limits, events, signature, scope, bodies, errors
+    if group == "core":  # the lesson's order: limits, events, signature, binding, rules, the guarded tool, the scope
         assert positions == sorted(positions)
 
 
@@ -108,7 +111,7 @@ def test_import_labkit_loads_none_of_the_lazy_modules() -> None:
     watched = [*HEAVY]
     for group, modules in LAYOUT.items():
         watched += [f"labkit.{group}.{m}" for m in modules if m in LAZY]
-    watched.append("labkit.teaching")
+    watched += ["labkit.teaching", "labkit.core._machinery.frozen"]
     code = (
         "import json, sys, labkit\n"
         f"watched = {watched!r}\n"

@@ -273,7 +273,7 @@ def installed_closure(reqs: list[Requirement]) -> set[str]:
 
 
 PLATFORM = {"pyodide"}
-"""Modules a platform itself provides, imported only there: ``pyodide.ffi`` (labkit.core._sync, in a browser)."""
+"""Modules a platform itself provides, imported only there: ``pyodide.ffi`` (the sync bridge, in a browser)."""
 
 
 def third_party_imports() -> dict[str, set[str]]:

@@ -42,7 +42,7 @@ from labkit import (
     SimpleAgent,
 )
 from labkit.cli import main
-from labkit.core._sync import run_sync
+from labkit.core._machinery.sync import run_sync
 from labkit.loops.runner import run_agent
 from labkit.transports.live import StreamedCalls, normalize_arguments
 

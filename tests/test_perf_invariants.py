@@ -335,11 +335,11 @@ def test_the_guard_signature_equals_the_signature_of_the_dumped_arguments(argume
 
 
 def test_recorded_events_equal_fresh_ones_at_any_count() -> None:
-    from labkit.core import scope as scope_module
+    from labkit.core._machinery import shared_events
 
     for kind in (EventKind.TOOL_CALL, EventKind.MIDDLEWARE):
         for count in (1, 2, 10**6):
-            event = scope_module._event(kind.value, "read_ticket", count)
+            event = shared_events.event(kind.value, "read_ticket", count)
             assert event == ControlEvent(kind=kind, name="read_ticket", count=count)
             assert type(event.kind) is EventKind
 

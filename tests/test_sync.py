@@ -1,4 +1,4 @@
-"""labkit.core._sync: a sync run reuses its thread's event loop, and nothing else survives the run."""
+"""labkit.core._machinery.sync: a sync run reuses its thread's event loop, and nothing else survives the run."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 
 import labkit
 from labkit import Call, CountingClient, ExecutionScope, Limits, RunStatus, ScriptedTransport, SimpleAgent, run_sync
-from labkit.core._workers import run_body
+from labkit.core._machinery.workers import run_body
 
 
 def _thread_name() -> int:

@@ -1,7 +1,7 @@
 """The labkit run shared by the harness and simple rows: ``await labkit.arun("complete", agent=...)``.
 
 Everything per run is built fresh, as labkit requires: scope, tools, scripted
-transport, agent (one scope per request, SPEC §3).
+transport, agent (one scope per request, docs/guarantees.md).
 """
 
 from __future__ import annotations

@@ -4,14 +4,14 @@ Each adapter runs a foreign agent framework's *own* tool-calling loop inside
 a labkit :class:`~labkit.ExecutionScope`, without patching the framework:
 
 * the run's guarded tools become the framework's function tools (so every
-  call passes labkit's guard at the tool body, SPEC §3.1);
+  call passes labkit's guard at the tool body: chapter 4, *The guard, step by step*);
 * the counting client (over the scenario's scripted model, or any
   :class:`~labkit.Transport`) becomes the framework's model / chat client,
-  so every model call is counted before the transport sees it (SPEC §3.3);
+  so every model call is counted before the transport sees it (docs/guarantees.md, *Limits are exact*);
 * the framework's own loop cap is set to ``model_calls + 1``, so labkit's
   counter stops first;
 * the framework runs the calls of one reply **one after another** (its
-  sequential mode, SPEC §3.1 default);
+  sequential mode, labkit's default: docs/guarantees.md, *One recorded result per requested call id*);
 * a halt raised at a tool body stops the framework's loop and comes out as
   the run's stop status, never as an error message the model reads.
 * every call reaches the framework in an envelope (:mod:`labkit.adapters._calls`):
@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import (
     DuplicateToolError,
     FrameworkError,
@@ -63,7 +64,7 @@ from ..core.errors import (
 from ..core.scope import ExecutionScope, GuardedTool
 from ..loops.agents import _as_text, _own_cancellation, _safe_str
 from ..loops.running import register_agent_type
-from ..transports.chat import ChatRequest, CountingClient, Message, _cancelling
+from ..transports.chat import ChatRequest, CountingClient, Message
 
 _NOT_RUN = "labkit_not_run"
 """The reserved framework tool's name (:data:`labkit.adapters._calls.NOT_RUN`).
@@ -198,7 +199,7 @@ class ForeignAgent:
 
     Attributes:
         scope: the run's scope (the client's).
-        max_iterations: the framework's own loop cap, ``model_calls + 1`` (SPEC §3.3).
+        max_iterations: the framework's own loop cap, ``model_calls + 1`` (docs/guarantees.md, *Limits are exact*).
         stream: make streaming model calls through the framework's streaming path.
     """
 
@@ -422,8 +423,8 @@ class ForeignAgent:
     async def call_tool(self, name: str, arguments: Any, *, observe: bool = True) -> str:
         """Run one tool call as labkit's loop does: middleware event, guard, body; the result as text.
 
-        ``observe`` records the ``Middleware`` event here (SPEC §3.5) for a framework
-        without function middleware. A binding failure or a failing body becomes
+        ``observe`` records the ``Middleware`` event here (chapter 8, *The middleware observes, the guard decides*)
+        for a framework without function middleware. A binding failure or a failing body becomes
         an ``error: ...`` result the model reads (the attempt still counted);
         a halt is raised, never turned into a result.
         """
@@ -432,7 +433,7 @@ class ForeignAgent:
             return f"error: unknown tool {name!r}; available tools: {', '.join(self._tools) or 'none'}"
         if observe:
             self.scope.observe_middleware(name)
-        cancelling = _cancelling()
+        requests = cancellation_requests()
         try:
             value = await tool.ainvoke(arguments)
             text = _as_text(value)
@@ -441,9 +442,9 @@ class ForeignAgent:
         except RunHalted:
             raise
         except asyncio.CancelledError as exc:
-            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+            if run_cancelled(requests, self.scope.cancel_token):
                 raise
-            return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (SPEC §3.4)
+            return f"error: {_own_cancellation(exc)}"  # raised by the body itself: a failed call (docs/guarantees.md)
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return f"error: {type(exc).__name__}: {_safe_str(exc)}"
         return text

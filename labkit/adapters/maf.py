@@ -103,7 +103,7 @@ class Agent(ForeignAgent):
             if context.function.name == NOT_RUN:  # a call labkit's loop would not run: no middleware, no guard
                 await call_next()
                 return
-            scope.observe_middleware(context.function.name)  # SPEC §3.5: before the guard
+            scope.observe_middleware(context.function.name)  # before the guard (chapter 8)
             try:
                 await call_next()
             except RunHalted as halt:

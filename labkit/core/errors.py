@@ -68,11 +68,11 @@ class UserError(LabkitError):
 
 
 class DuplicateToolError(UserError):
-    """A tool name already identifies another tool in this scope (SPEC §3.2)."""
+    """A tool name already identifies another tool in this scope (docs/guarantees.md, *Signatures*)."""
 
 
 class ToolDefinitionError(UserError, TypeError):
-    """A tool cannot be made from what was given (SPEC §3.1).
+    """A tool cannot be made from what was given (chapter 4, *The guard, step by step*).
 
     Raised by :meth:`labkit.ExecutionScope.tool` before anything is
     registered: a name or capability that is not a non-empty ``str``, a
@@ -85,7 +85,7 @@ class ToolDefinitionError(UserError, TypeError):
 
 
 class CapabilitiesError(UserError, TypeError):
-    """Granted capabilities are not a collection of capability names (SPEC §3).
+    """Granted capabilities are not a collection of capability names (docs/guarantees.md, *Bad input from the user*).
 
     ``capabilities`` is a set, frozenset, tuple or list of ``str``; a single
     string, a mapping (``{"ticket.read": False}`` would grant nothing clear)
@@ -94,7 +94,7 @@ class CapabilitiesError(UserError, TypeError):
 
 
 class LimitsError(UserError, ValueError):
-    """Limits that do not validate where a scope or a run receives them (SPEC §3).
+    """Limits that do not validate where a scope or a run receives them (docs/guarantees.md, *Bad input from the user*).
 
     ``Limits(...)`` itself raises pydantic's ``ValidationError``; this error
     is raised at the door of :class:`labkit.ExecutionScope` (and so of
@@ -106,7 +106,7 @@ class LimitsError(UserError, ValueError):
 
 
 class ScopeStateError(UserError):
-    """A scope was entered twice, or used after its run ended (SPEC §3)."""
+    """A scope was entered twice, or used after its run ended (docs/guarantees.md, *Bad input from the user*)."""
 
 
 class UnknownScenarioError(UserError, KeyError):
@@ -149,7 +149,7 @@ class ToolArgumentsError(LabkitError, ValueError):
     """Raw arguments did not bind to the tool's declared types.
 
     A binding failure never reaches the guard: nothing is counted and the body
-    does not run (SPEC §3.1 step 1). Inside a run the model sees the message as
+    does not run (chapter 4, *The guard, step by step*). Inside a run the model sees the message as
     the tool result; on direct invocation it is raised.
     """
 
@@ -160,7 +160,7 @@ class ToolArgumentsError(LabkitError, ValueError):
 
 
 class ToolBodyError(LabkitError):
-    """A tool body's outcome that cannot be handed on as it is (SPEC §3.1 step 3).
+    """A tool body's outcome that cannot be handed on as it is (chapter 4, *The guard, step by step*).
 
     Raised for the call (the attempt was admitted and still counts) when the
     body raised something that is neither an ``Exception`` nor cancellation
@@ -200,8 +200,8 @@ class ProviderUnavailable(LabkitError):
 
     Transports raise it at their boundary; the counting client raises it too
     for a transport that cancelled its own request while nobody cancelled the
-    run (SPEC §3.4). A run reports it as status ``ProviderUnavailable``
-    (console exit 2).
+    run (docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
+    A run reports it as status ``ProviderUnavailable`` (console exit 2).
     """
 
 
@@ -209,7 +209,7 @@ class ProviderResponseError(LabkitError):
     """The endpoint answered, but not with a usable OpenAI-compatible chat completion.
 
     Raised by the live transport for a malformed body, a broken stream or an
-    error the server reported mid-stream (SPEC §6 "Live"). It is not a stop
+    error the server reported mid-stream (docs/live.md). It is not a stop
     status: the run raises it, and the console exits 76 with one line.
     """
 

@@ -1,4 +1,4 @@
-"""Ordered control events and the closed sets of stop reasons (SPEC §3.6)."""
+"""Ordered control events and the closed sets of stop reasons (chapter 8, *Anatomy of an event*)."""
 
 from __future__ import annotations
 

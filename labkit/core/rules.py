@@ -1,4 +1,5 @@
-"""The rules that can refuse a call, each a plain function of what the scope knows (SPEC §3.1, §3.3).
+"""The rules that can refuse a call, each a plain function of what the scope knows
+(docs/guarantees.md, *Limits are exact*; chapter 4, *The guard, step by step*).
 
 On every tool call the guard asks the three rules of :data:`GUARD_RULES`, in that order, after the
 cancellation check and under the scope's one lock; the first that refuses decides, and its
@@ -97,7 +98,9 @@ def repetition(attempt: Attempt) -> Refusal | None:
 
 
 GUARD_RULES: tuple[Callable[[Attempt], Refusal | None], ...] = (permission, tool_budget, repetition)
-"""The guard's rules after cancellation, in SPEC §3.1 order: the first that refuses decides.
+"""The guard's rules after cancellation, in order: the first that refuses decides.
+
+Chapter 4, *The guard, step by step*, steps 2.2-2.4.
 
 The scope reads this tuple on every call, so replacing it (e.g. with an extra rule) changes what
 every later call is asked."""

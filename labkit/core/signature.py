@@ -1,4 +1,4 @@
-"""Repetition signatures: tool name + canonical arguments (SPEC §3.2).
+"""Repetition signatures: tool name + canonical arguments (docs/guarantees.md, *Signatures*).
 
 The canonical text of a JSON value is built so that two values the host
 should treat as "the same call" give the same text, and nothing else does:
@@ -40,7 +40,7 @@ _encode_str = encode_basestring  # what _dumps_str does for a str, without the m
 
 
 def _number(value: int | float | Decimal) -> str:
-    """The canonical text of a number: one exact-decimal form whatever its type (SPEC §3.2).
+    """The canonical text of a number: one exact-decimal form whatever its type (docs/guarantees.md, *Signatures*).
 
     ``int``, ``float`` and ``Decimal`` all become a :class:`~decimal.Decimal`
     first (a float holding an integer as that integer, any other float by

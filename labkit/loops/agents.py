@@ -1,4 +1,5 @@
-"""The agent loops: ``simple`` and ``harness`` over the same guarded tools (SPEC §5).
+"""The agent loops: ``simple`` and ``harness`` over the same guarded tools
+(chapter 2, *What the harness turns on — and off*).
 
 Both run the same tool-calling loop: call the model through the counting
 client; if the reply asks for tools, run each requested call through the
@@ -10,7 +11,8 @@ The loop's own iteration cap is ``model_calls + 1``, so the scope's model
 budget always stops first.
 
 Several calls in one reply run **one after another** by default, as in the
-seed's runtime (SPEC §3.1); ``concurrent_tool_calls=True`` runs them at once.
+seed's runtime (docs/guarantees.md, *One recorded result per requested call id*);
+``concurrent_tool_calls=True`` runs them at once.
 In both modes, after a halt no body starts, and every requested call id gets
 exactly one result in the transcript: the body's result, ``error: ...`` (the
 body or its result failed, or the arguments did not bind), ``refused: ...``
@@ -40,10 +42,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.bodies import _cancel_and_abandon, _schema_text
+from ..core._machinery.abandon import cancel_and_abandon
+from ..core._machinery.shapes import schema_text
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import DuplicateToolError, RunHalted, ToolArgumentsError, UserError
 from ..core.scope import ExecutionScope, GuardedTool
-from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, _cancelling, assemble
+from ..transports.chat import ChatRequest, CountingClient, Message, ToolCall, ToolSpec, assemble
 
 __all__ = [
     "HarnessAgent",
@@ -70,7 +74,8 @@ Middleware = Callable[[ToolInvocation, Next], Awaitable[Any]]
 
 
 async def observe_middleware(invocation: ToolInvocation, next: Next) -> Any:
-    """The lesson's middleware: check cancellation, record ``Middleware``, go on (SPEC §3.5).
+    """The lesson's middleware: check cancellation, record ``Middleware``, go on
+    (chapter 8, *The middleware observes, the guard decides*).
 
     It runs before the guard, so a refused call shows a ``Middleware`` event
     and no ``ToolCall``. It observes; authorisation stays in the guard.
@@ -93,7 +98,8 @@ def _call_tool(invocation: ToolInvocation) -> Awaitable[Any]:
 
 
 _DEFAULT_MIDDLEWARE: tuple[Middleware, ...] = (observe_middleware,)
-"""The pipeline an agent gets unless told otherwise: the lesson's observing middleware (SPEC §3.5)."""
+"""The pipeline an agent gets unless told otherwise: the lesson's observing middleware
+(chapter 8, *The middleware observes, the guard decides*)."""
 
 
 def _check_middleware(middleware: Any) -> tuple[Middleware, ...]:
@@ -174,7 +180,8 @@ class SimpleAgent:
         stream: make streaming model calls instead of non-streaming ones.
         max_output_tokens: a per-call provider option (not a budget).
         concurrent_tool_calls: run the calls of one reply at once instead of
-            one after another (the default, as in the seed; SPEC §3.1).
+            one after another (the default, as in the seed;
+            docs/guarantees.md, *One recorded result per requested call id*).
 
     Raises:
         UserError: a client that is not a :class:`~labkit.CountingClient`, a
@@ -273,7 +280,7 @@ class SimpleAgent:
             transcript.append(reply)
             if not reply.tool_calls:
                 return reply.text
-            if reply.truncated:  # cut at the output-token cap: no call of it reaches a guard (SPEC §6)
+            if reply.truncated:  # cut at the output-token cap: no call of it reaches a guard (docs/live.md)
                 transcript.extend(_cut(call_id) for call_id in dict.fromkeys(c.id for c in reply.tool_calls))
                 continue
             await self._invoke_all(reply.tool_calls, transcript)
@@ -285,7 +292,7 @@ class SimpleAgent:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return Message.tool_result(call.id, f"{UNKNOWN_TOOL} {call.name!r}; available tools: {known}")
-        cancelling = _cancelling()
+        requests = cancellation_requests()
         try:
             value = await self._handler(ToolInvocation(call, tool, self.scope))
             text = _as_text(value)
@@ -294,10 +301,11 @@ class SimpleAgent:
         except RunHalted:
             raise
         except asyncio.CancelledError as exc:
-            if _cancelling() > cancelling or self.scope.cancel_token.cancelled:  # the run's own cancellation
+            if run_cancelled(requests, self.scope.cancel_token):
                 raise
             # Raised by the body (or a middleware) on its own: a failure of this call, not the
-            # caller's cancellation (SPEC §3.4); the attempt counted, the run goes on.
+            # caller's cancellation (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
+            # the attempt counted, the run goes on.
             return Message.tool_result(call.id, f"error: {_own_cancellation(exc)}")
         except Exception as exc:  # the body or its result failed; the model sees it and the attempt still counted
             return Message.tool_result(call.id, f"error: {type(exc).__name__}: {_safe_str(exc)}")
@@ -337,7 +345,7 @@ class SimpleAgent:
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            await _cancel_and_abandon(*(task for task in tasks if not task.done()))
+            await cancel_and_abandon(*(task for task in tasks if not task.done()))
             halt: RunHalted | None = None
             failure: BaseException | None = None
             for call, task in zip(calls, tasks, strict=True):
@@ -369,9 +377,9 @@ def _shared_spec(name: str, description: str, arguments_model: type[BaseModel]) 
     # Same name, description and argument model give the same spec. Validated once as
     # ToolSpec.of would; the stored schema is then frozen (a read-only dict, nested values too),
     # so neither a run nor a transport can change what another run shows the model.
-    from ..core._frozen import freeze  # first spec only; not needed to import labkit
+    from ..core._machinery.frozen import freeze  # first spec only; not needed to import labkit
 
-    checked = ToolSpec(name=name, description=description, parameters=json.loads(_schema_text(arguments_model)))
+    checked = ToolSpec(name=name, description=description, parameters=json.loads(schema_text(arguments_model)))
     return ToolSpec.model_construct(
         name=checked.name, description=checked.description, parameters=freeze(checked.parameters)
     )
@@ -409,7 +417,7 @@ CUT = "error: the reply was cut at the output-token cap"
 
 UNBOUND = "error: arguments for "
 """How the result of a call whose arguments did not bind starts (a :class:`~labkit.ToolArgumentsError`:
-it never reached the guard, so it records no ``ToolCall`` event; SPEC §3.1 step 1)."""
+it never reached the guard, so it records no ``ToolCall`` event; chapter 4, *The guard, step by step*)."""
 
 REPEATED_IDS = "error: call ids repeat in this response"
 """How the result of each call id of a reply whose ids repeat starts (no call of that reply ran)."""
@@ -460,8 +468,8 @@ def _own_cancellation(exc: asyncio.CancelledError) -> str:
 def _answer_open_calls(transcript: list[Message]) -> None:
     """Give every call id of the last reply that has no result yet one ``cancelled`` result.
 
-    Used when the run abandons its loop (SPEC §3.4): the calls it was
-    running never report, yet each requested id gets exactly one result.
+    Used when the run abandons its loop (docs/guarantees.md, *Cancellation reaches the transport and the bodies*):
+    the calls it was running never report, yet each requested id gets exactly one result.
     """
     for index in range(len(transcript) - 1, -1, -1):
         message = transcript[index]
@@ -480,7 +488,7 @@ class HarnessCapabilities(BaseModel):
 
     Each field says whether the capability is active. labkit implements none
     of the optional ones, so asking for any of them raises instead of being
-    silently ignored: what is off must be visible, never inferred (SPEC §5;
+    silently ignored: what is off must be visible, never inferred (chapter 2, *What the harness turns on — and off*;
     the list follows the seed's composition, the external loop evaluator
     included).
 

@@ -1,4 +1,5 @@
-"""Run statuses, the run outcome and exit codes (SPEC §4)."""
+"""Run statuses, the run outcome and exit codes (docs/guarantees.md,
+*Every stop has one name, and it is not relabelled*)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from ..core.events import ControlEvent, EventKind, StopReason
-from ..core.limits import Limits
-from ..core.scope import Usage
+from ..core.limits import Limits, Usage
 from ..transports.chat import Message, Role, ToolCall
 from .agents import UNKNOWN_TOOL
 
@@ -68,7 +68,8 @@ EXIT_CONFIG = 78
 
 
 def exit_code(status: RunStatus) -> int:
-    """0 for ``Completed``; 2 for ``Incomplete`` and every controlled stop (SPEC §4)."""
+    """0 for ``Completed``; 2 for ``Incomplete`` and every controlled stop (chapter 7, *Experiment 4 — exit codes from
+    the console*)."""
     return 0 if status is RunStatus.COMPLETED else 2
 
 
@@ -89,7 +90,7 @@ class ToolRequest(NamedTuple):
 def _tool_requests(transcript: tuple[Message, ...]) -> tuple[ToolRequest, ...]:
     """Each call of each reply with its result: the results that follow *that* reply, by call id.
 
-    A call id is unique within one reply only (SPEC §6: real servers reuse ids across replies), so a
+    A call id is unique within one reply only (real servers reuse ids across replies: docs/live.md), so a
     result is looked up among the results after its own reply, never in the whole transcript.
     """
     found: list[ToolRequest] = []
@@ -124,7 +125,8 @@ class RunOutcome(BaseModel):
             message of the :class:`~labkit.ProviderUnavailable` that ended the
             run (the console prints it as its ``hint:`` line), e.g. the URL
             tried, or that the provider cancelled its own request while nobody
-            cancelled the run (SPEC §3.4); ``None`` for every other status.
+            cancelled the run (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
+            ``None`` for every other status.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)

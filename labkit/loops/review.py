@@ -1,4 +1,4 @@
-"""The task fixture: review of ticket 42 (SPEC §2).
+"""The task fixture: review of ticket 42 (chapter 3, *The task*).
 
 Two tools, both taking one integer named ``input``:
 
@@ -58,7 +58,7 @@ class ReviewTask:
 
         The raw bodies are module-private functions bound to this task, as in
         the seed: no public attribute of the task reaches a body without its
-        guard (SPEC §3.1), so the host condition cannot be set without the
+        guard (chapter 4, *The guard, step by step*), so the host condition cannot be set without the
         events that show how. The seed scenarios declare the same two bodies
         with :class:`labkit.Tool` (``labkit.loops.scenarios.REVIEW_TOOLS``).
         """

@@ -1,4 +1,5 @@
-"""A scenario end to end: :func:`prepare` builds its run, :func:`arun` / :func:`run` run it (SPEC §4).
+"""A scenario end to end: :func:`prepare` builds its run, :func:`arun` / :func:`run` run it
+(docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
 * :func:`prepare` — builds a scenario's scope, task, transport and agent.
 * :func:`arun` / :func:`run` — a scenario end to end, async or sync. The sync
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..core._sync import run_sync
+from ..core._machinery.sync import run_sync
 from ..core.errors import UserError
 from ..core.limits import Limits
 from ..core.scope import ExecutionScope
@@ -65,7 +66,8 @@ def prepare(
         transport: replaces the scenario's scripted transport (e.g. a live one).
         stream: make streaming model calls.
         concurrent_tool_calls: run the calls of one model reply at once
-            instead of one after another (the default, as in the seed; SPEC §3.1).
+            instead of one after another (the default, as in the seed;
+            docs/guarantees.md, *One recorded result per requested call id*).
 
     Returns:
         The :class:`Setup`; for the harness agent while a global
@@ -94,7 +96,7 @@ def prepare(
     if agent in _RUNTIMES:
         if concurrent_tool_calls:
             raise UserError(
-                f"the {agent} adapter runs the calls of one reply one after another (SPEC §3.1); "
+                f"the {agent} adapter runs the calls of one reply one after another; "
                 "concurrent_tool_calls applies to labkit's own agents"
             )
         if _make_foreign_agent is None:  # pragma: no cover - labkit/__init__.py sets it while labkit is imported

@@ -1,4 +1,5 @@
-"""Running an agent in its scope and turning every ending into a :class:`RunOutcome` (SPEC §4).
+"""Running an agent in its scope and turning every ending into a :class:`RunOutcome`
+(docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
 * :func:`run_agent` — the async core: any agent, any prompt, any host condition.
 * :class:`Setup` — what one scenario run is made of, and its :class:`Origin`
@@ -13,30 +14,24 @@ cancelling its own request) give their stop status and withhold the text;
 otherwise the host condition decides between ``Completed`` and
 ``Incomplete``. Caller cancellation is never an outcome: it propagates as
 :class:`asyncio.CancelledError`, and it wins over a stop that happened at
-the same time (SPEC §3.4).
+the same time (docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
-The loop runs in a task of its own, so the run can end without it: at the
-deadline the loop is cancelled and, after a short grace, abandoned with
-whatever body it is still waiting on (SPEC §3.4). A scope serves one run: a
-second :func:`run_agent` on it is refused before it touches the running one.
+The run itself belongs to the scope (``await scope.run(...)``, :mod:`labkit.core.lifecycle`): the
+loop's own task, the deadline, a stop from outside, the caller's cancellation, abandonment and the
+finish. :func:`run_agent` runs the agent inside it and classifies the ending.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import functools
-import sys
 import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..core.bodies import _cancel_and_abandon
-from ..core.errors import ProviderUnavailable, RunHalted, UserError
-from ..core.events import StopReason
-from ..core.scope import ExecutionScope, GuardedTool, _current_scope
+from ..core.errors import UserError
+from ..core.scope import ExecutionScope, GuardedTool
 from ..transports.chat import Message, Transport
 from ..transports.scripted import ScriptedTransport
 from .agents import HarnessAgent, SimpleAgent, _answer_open_calls
@@ -45,16 +40,6 @@ from .review import PROMPT
 from .scenarios import Scenario
 
 __all__ = ["Agent", "Origin", "Setup", "origin_of", "register_agent_type", "run_agent"]
-
-_LOOP_WATCHES_UNAWAITED_TASKS = sys.platform == "emscripten"
-"""Pyodide's event loop (its WebLoop) reports as unhandled the exception of a task that ends with no
-done callback but the loop's own. :func:`run_agent` reads its loop's task itself, after waking on
-``stopped``; there that task gets one callback more, so that a halt is not printed as an unhandled
-error. (CPython's loop reports only an exception that is never read.)"""
-
-
-def _read_below(task: asyncio.Task[Any]) -> None:
-    """Nothing to do: :func:`run_agent` reads the task (see :data:`_LOOP_WATCHES_UNAWAITED_TASKS`)."""
 
 
 class Agent(Protocol):
@@ -95,13 +80,14 @@ async def run_agent(
     *,
     is_complete: Callable[[], bool],
 ) -> RunOutcome:
-    """Run ``agent`` once in its scope and classify the ending.
+    """Run ``agent`` once inside its scope (:meth:`~labkit.ExecutionScope.run`) and classify the ending.
 
-    The loop runs in its own task. The run ends when that task ends, or at
+    The scope runs the loop in its own task. The run ends when that task ends, or at
     the deadline (or at a stop recorded from outside the run): then the task
     is cancelled and given ``ABANDON_GRACE_S`` (0.1 s) to unwind; a body
     that ignores its cancellation, sync or async (even in its cleanup), is
-    abandoned, and whatever it does later is never recorded (SPEC §3.4).
+    abandoned, and whatever it does later is never recorded
+    (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
 
     Args:
         agent: a :class:`SimpleAgent` or :class:`HarnessAgent`, or an adapter's agent
@@ -131,101 +117,23 @@ async def run_agent(
         raise UserError(f"prompt is the user message (a str), not {type(prompt).__name__}")
     if not callable(is_complete):
         raise UserError("is_complete is the host condition: a function of no arguments returning a bool")
-    scope = agent.scope
-    loop = asyncio.get_running_loop()
-    caller = asyncio.current_task()
-    already_cancelling = caller.cancelling() if caller is not None else 0
-    stopped = (
-        loop.create_future()
-    )  # done when the loop ends, or the run must end now: the deadline, a stop from outside
-
-    def stop_now() -> None:
-        if not stopped.done():
-            stopped.set_result(None)
-
-    scope._enter_run(loop, stop_now)  # refused here (ScopeStateError), a second run leaves the first alone
     transcript: list[Message] = []
-    status: RunStatus | None = None
-    text: str | None = None
-    provider_error: str | None = None
-    work: asyncio.Task[str | None] | None = None
-
-    def work_done() -> bool:
-        return work is None or work.done()
-
-    try:
-
-        def deadline_reached() -> None:
-            # Record the stop the instant the deadline fires, before the run unwinds: a sibling
-            # call or a body's cleanup running during the unwinding then finds the run stopped
-            # (first stop wins, no event after it) and sync bodies see their token set now.
-            scope._stop_for(StopReason.DEADLINE_EXCEEDED, "run")
-            stop_now()
-
-        deadline = loop.call_later(scope.remaining_s(), deadline_reached)
-        context = contextvars.copy_context()
-        context.run(_current_scope.set, scope)  # the loop's task and its bodies know their run
-
-        async def the_loop() -> str | None:
-            try:
-                return await agent.respond(prompt, transcript)
-            finally:
-                stop_now()  # wakes the run in the same step (a done callback would take one more loop turn)
-
-        work = loop.create_task(the_loop(), context=context)
-        if _LOOP_WATCHES_UNAWAITED_TASKS:
-            work.add_done_callback(_read_below)
-        try:
-            await stopped  # the loop ended, or the run must end now
-            if not work.done():  # the deadline, or a stop from outside: the loop stops now
-                await _cancel_and_abandon(work)
-        except asyncio.CancelledError:  # the caller cancelled: the loop unwinds
-            deadline.cancel()  # the caller was first: no deadline stop after it
-            # Marked before the loop unwinds, as the caller's token would be: a body's cleanup that
-            # calls a tool now is refused with the caller's cancellation, records nothing, runs nothing.
-            scope._cancel_by_caller()
-            await _cancel_and_abandon(work)
-            raise
-        finally:
-            deadline.cancel()
-        if work.done() and not work.cancelled() and work.exception() is None:
-            text = work.result()
-            scope.check_cancellation()  # a stop recorded from outside, or the deadline just passed
-        elif scope.stop_reason is not None:  # cancelled, or ended by a halt: the stop names the status
-            status = RunStatus(scope.stop_reason)
-        elif work.cancelled():  # nobody cancelled or stopped the run: the loop's own code raised CancelledError
-            try:
-                work.result()
-            except asyncio.CancelledError as exc:  # not the caller's (SPEC §3.4): an error outside the protocol
-                raise RuntimeError(
-                    f"the agent's loop raised CancelledError ({exc or 'no message'}) while nobody cancelled the run"
-                ) from exc
-        else:
-            raise work.exception()  # type: ignore[misc]
-    except RunHalted as halt:
-        status = RunStatus(scope.stop_reason or halt.reason)
-    except ProviderUnavailable as exc:
-        status = RunStatus(scope._stop_for(StopReason.PROVIDER_UNAVAILABLE, "model"))
-        provider_error = str(exc)
-    finally:
-        events, usage = scope._finish()  # one locked step; nothing is recorded after it
-        if not work_done():  # abandoned: what it does later is not this run's record
-            transcript = [*transcript]
-            _answer_open_calls(transcript)
-        work = None  # the loop's task holds its exception, whose traceback holds this frame: no cycle
-    if caller is not None and caller.cancelling() > already_cancelling:
-        scope._cancel_by_caller()
-        raise asyncio.CancelledError("the caller cancelled the run")  # caller wins over a racing stop
-    if status is None:
+    ended = await agent.scope.run(lambda: agent.respond(prompt, transcript))
+    if ended.abandoned:  # what the loop does later is not this run's record
+        transcript = [*transcript]
+        _answer_open_calls(transcript)
+    if ended.stop is not None:
+        status = RunStatus(ended.stop)
+    else:
         status = RunStatus.COMPLETED if is_complete() else RunStatus.INCOMPLETE
     return RunOutcome(
         status=status,
-        text=None if status.is_stop else text,
-        events=events,
+        text=None if status.is_stop else ended.value,
+        events=ended.events,
         transcript=tuple(transcript),
-        usage=usage,
-        limits=scope.limits,
-        hint=provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
+        usage=ended.usage,
+        limits=agent.scope.limits,
+        hint=ended.provider_error if status is RunStatus.PROVIDER_UNAVAILABLE else None,
     )
 
 

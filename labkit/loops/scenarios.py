@@ -1,4 +1,4 @@
-"""The eight scripted scenarios of the lesson (SPEC §6), written with the scripted transport.
+"""The eight scripted scenarios of the lesson (README.md, *The scenarios*), written with the scripted transport.
 
 Each scenario is a misbehaving (or well-behaved) model plus what the host
 grants: capabilities and limits. Run one with :func:`labkit.run`.
@@ -16,10 +16,10 @@ from pathlib import Path
 from types import MappingProxyType, MethodType, ModuleType, SimpleNamespace
 from typing import Any, cast
 
-from ..core.bodies import _body_shape
+from ..core.binding import _body_shape
 from ..core.errors import UnknownScenarioError, UserError
-from ..core.limits import Limits
-from ..core.scope import ExecutionScope, GuardedTool, _limits
+from ..core.limits import Limits, _limits
+from ..core.scope import ExecutionScope, GuardedTool
 from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Script, ScriptedTransport, Step
 from .review import INSTRUCTIONS, PROMPT, ReviewTask, _finish_review, _read_ticket
@@ -42,7 +42,7 @@ def _read_next_id(number: int, request: ChatRequest) -> Step:
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool declared by a scenario: name, capability, typed body (SPEC §3.1).
+    """A tool declared by a scenario: name, capability, typed body (chapter 4, *The guard, step by step*).
 
     The body's first parameter receives the run's host state (a fresh one per
     run, made by the scenario's ``state``); its other parameters, annotated,
@@ -68,7 +68,7 @@ class Tool:
             that is not a callable taking the state first.
         ToolDefinitionError: a body a run could not call (a generator
             function, an argument without a type annotation...), refused
-            here rather than when a run starts (SPEC §3.1).
+            here rather than when a run starts (chapter 4, *The guard, step by step*).
     """
 
     name: str
@@ -110,7 +110,7 @@ REVIEW_TOOLS: tuple[Tool, ...] = (
     Tool("read_ticket", "ticket.read", _read_ticket),
     Tool("finish_review", "review.finish", _finish_review),
 )
-"""The two tools of the review fixture (SPEC §2), declared like any scenario's tools."""
+"""The two tools of the review fixture (chapter 3, *The task*), declared like any scenario's tools."""
 
 
 def _review_done(task: ReviewTask) -> bool:
@@ -305,7 +305,7 @@ def scenario(
 
 
 def _review(name: str, summary: str, script: Script, **options: Any) -> Scenario:
-    """A seed scenario: the review fixture (SPEC §2) declared with :func:`scenario`."""
+    """A seed scenario: the review fixture (chapter 3, *The task*) declared with :func:`scenario`."""
     return scenario(
         name,
         tools=REVIEW_TOOLS,

@@ -1,4 +1,4 @@
-"""Chat messages, the one-method transport protocol and the counting client (SPEC §3.3).
+"""Chat messages, the one-method transport protocol and the counting client (docs/guarantees.md, *Limits are exact*).
 
 A transport turns a :class:`ChatRequest` into a stream of :class:`ChatChunk`.
 A non-streaming request gets exactly one chunk holding the whole reply; a
@@ -9,10 +9,10 @@ streaming or not, whether or not the consumer reads the stream to its end.
 
 Retries sit above that counter: a call that ends ``ProviderUnavailable``
 (before its first chunk) is made again only as a new, counted call, up to the
-transport's ``retries`` (SPEC §3.3). A ``CancelledError`` the transport raises
-while nobody cancelled the run is the provider giving up: it becomes
-``ProviderUnavailable``, never the caller's cancellation nor
-``DeadlineExceeded`` (SPEC §3.4).
+transport's ``retries`` (docs/guarantees.md, *Limits are exact*). A ``CancelledError`` the
+transport raises while nobody cancelled the run is the provider giving up: it becomes
+``ProviderUnavailable``, never the caller's cancellation nor ``DeadlineExceeded``
+(docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.cancellation import cancellation_requests, run_cancelled
 from ..core.errors import ProviderUnavailable
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class Message(BaseModel):
         tool_call_id: for a ``tool`` message, the call it answers.
         truncated: an assistant reply cut at the output-token cap
             (``finish_reason: "length"``); none of its tool calls is run
-            (SPEC §6 "Live").
+            (docs/live.md).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -132,7 +133,7 @@ class ChatRequest(BaseModel):
         messages: the transcript so far, system message first.
         tools: the tools the model may ask for (visible is not granted).
         stream: ask the transport for the reply in pieces.
-        max_output_tokens: a per-call provider option, not a budget (SPEC §3.3).
+        max_output_tokens: a per-call provider option, not a budget (docs/guarantees.md, *Limits are exact*).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -223,7 +224,7 @@ class CountingClient:
     def retries(self) -> int:
         """How often a call that ended ``ProviderUnavailable`` is made again: the transport's
         ``retries`` attribute, 0 when it has none. Retries sit above the counter: each
-        one is a new, counted model call (SPEC §3.3)."""
+        one is a new, counted model call (docs/guarantees.md, *Limits are exact*)."""
         return int(getattr(self.transport, "retries", 0) or 0)
 
     async def complete(self, request: ChatRequest) -> Message:
@@ -234,8 +235,8 @@ class CountingClient:
             ProviderUnavailable: the transport could not reach its endpoint
                 (after :attr:`retries` more counted calls), or it cancelled its
                 own request: it raised ``CancelledError`` while nobody cancelled
-                the run (SPEC §3.4: neither the caller's cancellation nor
-                ``DeadlineExceeded``; such a call is not made again).
+                the run (neither the caller's cancellation nor ``DeadlineExceeded``:
+                docs/guarantees.md, *Every stop has one name, and it is not relabelled*; such a call is not made again).
             asyncio.CancelledError: the run was cancelled (the caller, the
                 deadline or a stop recorded from outside).
         """
@@ -243,11 +244,11 @@ class CountingClient:
             request = request.model_copy(update={"stream": False})
         retries = self.retries
         while True:
-            cancelling = _cancelling()
+            requests = cancellation_requests()
             try:
                 return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
-                if self._run_cancelled(cancelling):
+                if run_cancelled(requests, self.scope.cancel_token):
                     raise
                 raise self._provider_cancelled(exc) from exc
             except ProviderUnavailable:
@@ -267,7 +268,7 @@ class CountingClient:
             request = request.model_copy(update={"stream": True})
         retries = self.retries
         while True:
-            cancelling = _cancelling()
+            requests = cancellation_requests()
             chunks: AsyncIterator[ChatChunk] | None = None
             started = False
             try:
@@ -277,7 +278,7 @@ class CountingClient:
                     yield chunk
                 return
             except asyncio.CancelledError as exc:  # as in complete()
-                if self._run_cancelled(cancelling):
+                if run_cancelled(requests, self.scope.cancel_token):
                     raise
                 raise self._provider_cancelled(exc) from exc
             except ProviderUnavailable:
@@ -289,19 +290,10 @@ class CountingClient:
                 if aclose is not None:
                     await aclose()
 
-    def _run_cancelled(self, cancelling: int) -> bool:
-        """Whether a ``CancelledError`` from the transport is the run's own cancellation.
-
-        It is when a cancellation request reached the task since ``cancelling``
-        was read (see :func:`_cancelling`), or when the scope's token is set (a
-        stop sets it the instant it is recorded, before that request lands).
-        Otherwise the transport (or the client library under it) raised it on its own.
-        """
-        return _cancelling() > cancelling or self.scope.cancel_token.cancelled
-
     def _provider_cancelled(self, exc: asyncio.CancelledError) -> ProviderUnavailable:
-        """The error for a ``CancelledError`` the transport raised on its own (SPEC §3.4):
-        the provider gave up, which the run reports as ``ProviderUnavailable``."""
+        """The error for a ``CancelledError`` the transport raised on its own: the provider gave
+        up, which the run reports as ``ProviderUnavailable``
+        (docs/guarantees.md, *Every stop has one name, and it is not relabelled*)."""
         self.last_error = ProviderUnavailable(
             f"{PROVIDER_CANCELLED} ({type(exc).__name__}: {str(exc) or 'no message'}); "
             "nobody cancelled the run and its deadline had not passed"
@@ -311,18 +303,5 @@ class CountingClient:
 
 PROVIDER_CANCELLED = "the provider cancelled its own request"
 """How the message of a :class:`~labkit.ProviderUnavailable` starts when the transport cancelled its own
-request while nobody cancelled the run (SPEC §3.4); the outcome's ``hint`` keeps it."""
-
-
-def _cancelling() -> int:
-    """How many cancellation requests the current task has pending (``Task.cancelling()``; 0 outside a task).
-
-    The caller, the run's deadline, a stop recorded from outside and a batch
-    cancelling its sibling calls all go through ``Task.cancel``, so a
-    ``CancelledError`` that came with no new request (and with the scope's
-    token still clear) was raised by the transport, a body or a middleware
-    on its own. Read before the await, compared after it (here and in
-    :mod:`labkit.loops.agents`).
-    """
-    task = asyncio.current_task()
-    return task.cancelling() if task is not None else 0
+request while nobody cancelled the run (docs/guarantees.md, *Every stop has one name, and it is not relabelled*);
+the outcome's ``hint`` keeps it."""

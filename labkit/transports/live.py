@@ -1,4 +1,4 @@
-"""The live transport: a real OpenAI-compatible chat endpoint from one explicit profile (SPEC §6 "Live").
+"""The live transport: a real OpenAI-compatible chat endpoint from one explicit profile (docs/live.md).
 
 Anything that speaks the chat-completions API works: Ollama, LM Studio, the
 llama.cpp server, vLLM. The transport sits behind the same one-method
@@ -37,7 +37,7 @@ Foreign errors are mapped once, at this boundary (:data:`ERROR_MAP`,
 
 The ``openai`` client's own retries are always off: each :meth:`LiveTransport.send`
 is exactly one HTTP request, so each request on the wire is one counted
-``ModelCall`` (SPEC §3.3). Replies are read by the rules real servers follow
+``ModelCall`` (docs/guarantees.md, *Limits are exact*). Replies are read by the rules real servers follow
 (:class:`StreamedCalls`, :func:`normalize_arguments`, the ``finish_reason``):
 see ``docs/live.md`` for the table of server dialects and what labkit does
 with each of their quirks.
@@ -422,7 +422,7 @@ def _body_text(exc: BaseException) -> str | None:
 
 
 def _not_a_chat_endpoint(status: int, exc: BaseException) -> bool:
-    """HTTP 405/501 (a server that has no such method there), or a 404 answered with an HTML page (SPEC §6)."""
+    """HTTP 405/501 (a server that has no such method there), or a 404 answered with an HTML page (docs/live.md)."""
     if status in (405, 501):
         return True
     text = _body_text(exc)
@@ -512,7 +512,7 @@ class LiveTransport:
 
     One :meth:`send` is one HTTP request: the ``openai`` client's own retries
     are off (``max_retries=0``), so every request on the wire is one counted
-    ``ModelCall`` (SPEC §3.3). Retries, when the profile asks for them, are
+    ``ModelCall`` (docs/guarantees.md, *Limits are exact*). Retries, when the profile asks for them, are
     made above the counter by :class:`~labkit.CountingClient` (see
     :attr:`retries`).
 
@@ -547,7 +547,7 @@ class LiveTransport:
         """How many times the counting client may repeat a call that ended ``ProviderUnavailable``.
 
         Each repetition is a new model call, counted and bounded by the
-        model-call budget like any other (SPEC §3.3).
+        model-call budget like any other (docs/guarantees.md, *Limits are exact*).
         """
         return self.profile.max_retries
 
@@ -592,7 +592,7 @@ class LiveTransport:
             api_key=self.__key,
             base_url=self.profile.base_url,
             timeout=openai.Timeout(self.profile.timeout_s, connect=min(self.profile.timeout_s, _CONNECT_S)),
-            max_retries=0,  # every request on the wire is one counted model call (SPEC §3.3)
+            max_retries=0,  # every request on the wire is one counted model call (docs/live.md)
         )
         body = _body(request, self.profile.model)
         try:

@@ -1,4 +1,4 @@
-"""A scripted transport: write a misbehaving model as a list of steps (SPEC §6).
+"""A scripted transport: write a misbehaving model as a list of steps (README.md, *The scenarios*).
 
 Each model call takes the next step of the script:
 
@@ -10,7 +10,7 @@ Each model call takes the next step of the script:
 * :class:`Fail` — the call raises; a ``ConnectionError`` becomes
   :class:`~labkit.ProviderUnavailable` at this boundary, and a
   ``CancelledError`` (the provider cancelling its own request) becomes one
-  in the counting client (SPEC §3.4).
+  in the counting client (docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
 A script is a sequence of steps, or a function ``(call_number, request) ->
 step`` for a model that never runs out (call numbers start at 1). A sequence
@@ -153,7 +153,8 @@ class Fail:
       while nobody cancelled the run and its deadline had not passed; the
       :class:`~labkit.CountingClient` maps it to
       :class:`~labkit.ProviderUnavailable` with a hint saying so (it is
-      neither ``DeadlineExceeded`` nor the caller's cancellation, SPEC §3.4).
+      neither ``DeadlineExceeded`` nor the caller's cancellation:
+      docs/guarantees.md, *Every stop has one name, and it is not relabelled*).
 
     Either way the outcome's :attr:`~labkit.RunOutcome.hint` holds the
     message (the console prints it as its ``hint:`` line), e.g.

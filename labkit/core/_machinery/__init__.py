@@ -1,0 +1,41 @@
+"""What makes Python keep the core's promises, and keep them fast: not part of the lesson.
+
+The lesson files of :mod:`labkit.core` say *what* a run promises; each module here is one
+mechanism that Python needs to keep a promise, or that makes a run cheaper. Each says what it
+buys, with the benchmark that measured it (CPU time, "off / on" for a run, so above 1 means it
+pays; the project keeps a speed trick only when it buys at least 5 % of a run):
+
+* :mod:`.workers`: daemon worker threads, reused, never joined, that a stuck sync body cannot
+  hold. Buys the promise "the deadline does not wait for a sync body" (a body on
+  ``asyncio.to_thread`` would hold the run, and the interpreter's exit); reusing the threads
+  instead of one per call buys ×0.36 (0.26–0.89) per sync call (``benchmarks.paired``,
+  ``sync_body`` against ``thread_handoff``; docs/benchmarks.md, *What changed for these figures*).
+* :mod:`.sync`: the sync bridge, a coroutine run to its end from sync code (``labkit.run``, a
+  direct ``invoke`` of an async body), in a script, a console or a running Jupyter kernel, with
+  Ctrl+C as the caller's cancellation. Each thread keeps its event loop open for the next run
+  (loop reuse): ×0.41 (0.32–0.53) per sync run, and ×0.30 (0.24–0.64) inside a running loop
+  (``benchmarks.paired``, ``sync_run`` and ``sync_run_in_a_loop``; same section).
+* :mod:`.abandon`: a task that ignores its cancellation is abandoned after
+  :data:`~labkit.core.cancellation.ABANDON_GRACE_S`, and taken out of its loop's task list so
+  that closing the loop does not wait for it either. A promise, not a speed-up: no benchmark row
+  (docs/guarantees.md, *Cancellation reaches the transport and the bodies*).
+* :mod:`.shapes`: a body's shape (its argument model) shared by bodies made of the same parts,
+  and per-model caches of the signature keys and the JSON Schema text. Without it every run
+  reads its bodies and builds their pydantic models anew: ×12 (6.5–37) a complete run
+  (``python -m benchmarks.tricks``, ``shared_shapes``, median of 201 interleaved rounds);
+  closures made per run cost what module-level bodies cost (``benchmarks.paired``,
+  ``closure_tools``: 7.5× before, 1.0× after).
+* :mod:`.shared_events`: recorded events become cached, frozen :class:`~labkit.ControlEvent`
+  values shared between runs: ×1.07 (0.67–2.56) a complete run (``python -m benchmarks.tricks``,
+  ``shared_events``, 201 rounds; earlier, paired fresh processes: 7–10 % of a run).
+* :mod:`.frozen`: read-only JSON containers, for the tool specs runs share, so one run (or a
+  transport) cannot alter what the next run shows the model. A promise, not a speed-up: sharing
+  the specs is what is cheap; freezing them keeps that safe.
+
+The one trick left in a lesson file is :class:`~labkit.CancelToken`'s lazily made
+``threading.Event`` (:mod:`labkit.core.cancellation`): ×1.05–1.08 a complete run
+(``python -m benchmarks.tricks``, ``lazy_token_event``), written beside it.
+
+Nothing is imported here: ``import labkit`` loads each module when a lesson file needs it
+(``frozen`` only with the first tool spec).
+"""
