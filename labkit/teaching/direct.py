@@ -32,6 +32,7 @@ from typing import Any
 from ..core.errors import InputError, RunHalted
 from ..core.scope import GuardedTool
 from . import _inputs
+from .i18n import _
 
 __all__ = ["Attempt", "invoke_each", "invoke_together"]
 
@@ -54,7 +55,7 @@ class Attempt:
     def ended(self) -> str:
         """One line: the result, or the exception's type and message."""
         if self.error is None:
-            return f"returned {self.result!r}"
+            return _("returned {result}").format(result=repr(self.result))
         return f"{type(self.error).__name__}: {self.error}"
 
     @property
