@@ -11,10 +11,10 @@ test) can read exactly what is drawn:
   ``Completed``, ``Incomplete`` or ``ProviderUnavailable``: no rule stopped
   those runs), and the attempt it refused is drawn as a ghost bar,
   "next would be 5 of 4". A counter *at* its limit is not a stop: the limit
-  refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
+  refuses the next attempt, not the last admitted one (docs/guarantees.md, "Limits are exact").
 * :func:`timeline_data` / :func:`timeline_chart` — every control event in
   order, on four lanes (model, middleware, guard, body), with the stop drawn
-  across the lanes (SPEC §3.5, §3.6); a body that raised is an orange square
+  across the lanes (chapter 8); a body that raised is an orange square
   ("finish_review raised ValueError"), one that returned a green dot, and a
   legend says which is which; the stop's label names the counter the rule read
   ("tool attempts 1 of 1 used"); a run of more than 40 events is drawn
@@ -293,7 +293,7 @@ class TimelineRow(NamedTuple):
             the outcome has no transcript to tell, or the run stopped while it ran).
         stop: ``True`` for the stop event (drawn across every lane).
         failed: ``True`` only on a ``body`` row whose body raised (the model saw
-            ``error: ...``; the attempt still counted, SPEC §3.1); drawn as an orange
+            ``error: ...``; the attempt still counted, chapter 4); drawn as an orange
             square, with its own legend entry, instead of a green dot.
         unknown: ``True`` only on a ``body`` row whose result the outcome does not hold (the run
             ended while it ran, or no transcript was kept): drawn as a hollow circle,

@@ -145,7 +145,7 @@ def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
         stop (``ModelBudget``, ``ToolBudget``, ``RepeatedCall``), the row
         :func:`labkit.teaching.charts.counters_data` highlights. A counter *at* its
         limit did not stop the run: a limit refuses the next attempt, not the
-        last admitted one (SPEC §3.1, §3.3); so no row is marked for
+        last admitted one (docs/guarantees.md, "Limits are exact"; chapter 6); so no row is marked for
         ``Completed``, ``Incomplete``, a deadline, a permission refusal or a
         provider failure. Elapsed time is left out: it varies from run to
         run (the chart shows it).
@@ -232,7 +232,7 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
 
 
 def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
-    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (SPEC §3.2)
+    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (chapter 5)
 
     Args:
         pairs: ``{label: (left_json, right_json)}``, each side a JSON text as a
@@ -283,7 +283,7 @@ OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
 
 
 def operations_frame(store: DecisionStore) -> pd.DataFrame:
-    """The durable operations of a :class:`~labkit.durable.DecisionStore` as a table (SPEC §7).
+    """The durable operations of a :class:`~labkit.durable.DecisionStore` as a table (chapter 9).
 
     Args:
         store: an open decision store.

@@ -11,7 +11,7 @@ lives in :mod:`labkit.teaching.widgets`.
   the same script again with the deciding rule loosened).
 * :func:`mystery` / :func:`mysteries` give "mystery scripts": a scripted model,
   limits and grants, shown as a step list with the scenario's name hidden, so
-  the outcome has to be worked out from the rules (SPEC §3), not read from a
+  the outcome has to be worked out from the rules (docs/guarantees.md), not read from a
   name. ``mystery("C").run()`` runs one.
 
 A guess may be left as ``...`` (or ``None``): the learner edition of the

@@ -1,4 +1,4 @@
-"""Interactive panels for the workbook: the explorer and the prediction widget (SPEC §8).
+"""Interactive panels for the workbook: the explorer and the prediction widget (chapters 1 and 3).
 
 Teaching helper: importing this module imports ipywidgets, pandas and
 matplotlib (``import labkit`` never does).
@@ -54,7 +54,7 @@ def _check_agent(agent: str) -> AgentKind:
 
 
 def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
-    """The four limit sliders by :class:`Limits` field name (SPEC §3 ranges, kept small for a lesson)."""
+    """The four limit sliders by :class:`Limits` field name (the ranges of :class:`Limits`, kept small for a lesson)."""
     return {
         "model_calls": w.IntSlider(min=0, max=10, description=_("model calls"), style=_STYLE, layout=_WIDE),
         "tool_calls": w.IntSlider(min=0, max=10, description=_("tool attempts"), style=_STYLE, layout=_WIDE),

@@ -31,7 +31,7 @@ from ..i18n import N_, _, ngettext
 __all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
 
 AGENTS = ("simple", "harness")
-"""Every square runs under both agents (SPEC §5: the outcome must not depend on the agent)."""
+"""Every square runs under both agents (chapter 2: the outcome must not depend on the agent)."""
 
 BINGO_LIMITS = Limits(deadline_s=0.5)
 """The limits a square starts from, and the ceiling it may not exceed: the lesson's defaults
