@@ -18,7 +18,7 @@ from ..core.signature import NonFiniteNumber, canonical
 from ..loops.agents import CUT, UNKNOWN_TOOL
 from ..loops.outcome import RunOutcome
 from . import _inputs
-from .i18n import N_, _
+from .i18n import N_, _, pgettext
 
 if TYPE_CHECKING:
     from ..durable import DecisionStore
@@ -274,7 +274,8 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
                 ) from None
         rows.append((label, left, right, texts[0], texts[1], texts[0] == texts[1]))
     pair_ = _("pair")
-    columns = [pair_, _("left"), _("right"), _("canonical left"), _("canonical right"), _("same")]
+    left, right = pgettext("a table's column", "left"), pgettext("a table's column", "right")  # not a verdict
+    columns = [pair_, left, right, _("canonical left"), _("canonical right"), _("same")]
     return pd.DataFrame(rows, columns=columns).set_index(pair_)
 
 

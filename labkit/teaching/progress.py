@@ -355,7 +355,9 @@ def record(
         _problem = problem  # an earlier failure is over once a record is made
         return path
     except Exception as exc:  # a record is never worth a failed check
-        _problem = f"the last check could not be recorded ({type(exc).__name__}: {exc})"
+        _problem = _("the last check could not be recorded ({error}: {message})").format(
+            error=type(exc).__name__, message=exc
+        )
         return None
 
 
