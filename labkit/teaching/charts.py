@@ -255,13 +255,17 @@ def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str
         runs = _inputs.outcomes(outcome, "counters_chart")
         fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs) + 1.6, 2.6), squeeze=False)
         for i, (label, run) in enumerate(runs):
-            _draw_counters(axes[0][i], run, f"{label}: {run.status.value}", labels=i == 0)
+            _draw_counters(
+                axes[0][i], run, _("{label}: {status}").format(label=label, status=run.status.value), labels=i == 0
+            )
         if title:
             fig.suptitle(title)
     else:
         outcome = _outcome(outcome, "counters_chart")
         fig, ax = plt.subplots(figsize=(6.4, 2.6))  # sizes kept: notebooks store "<Figure size 640x260 ...>"
-        _draw_counters(ax, outcome, title or f"{outcome.status.value}: {_(_WHY[outcome.status])}")
+        _draw_counters(
+            ax, outcome, title or _("{status}: {why}").format(status=outcome.status.value, why=_(_WHY[outcome.status]))
+        )
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -535,7 +539,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
             ax.text(
                 x + 0.12 if left else x - 0.12,
                 -0.5,
-                f"{row.kind}: {row.label}",
+                _("{status}: {why}").format(status=row.kind, why=row.label),
                 color=_HIGHLIGHT,
                 fontweight="bold",
                 fontsize=8.5,
@@ -601,7 +605,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
     ax.set_xlim(0.4, max(width, 1) + 0.9)
     ax.set_xticks([place(step) for step in shown_steps], [str(step) for step in shown_steps])
     ax.set_xlabel(_("step (event order)"))
-    heading = title or f"{outcome.status.value}: {_(_WHY[outcome.status])}"
+    heading = title or _("{status}: {why}").format(status=outcome.status.value, why=_(_WHY[outcome.status]))
     if cut:
         heading += _(" ({drawn} of {steps} events drawn: the first {head} and the last {tail})").format(
             drawn=drawn, steps=f"{steps:,}", head=TIMELINE_HEAD, tail=TIMELINE_TAIL
