@@ -211,3 +211,15 @@ def test_the_english_words_test_sees_english(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("LABKIT_PROGRESS", "off")
     outputs = _french_outputs()
     assert all(_english_in(text) for name, text in outputs.items() if "table" not in name), outputs
+
+
+def test_plurals_and_contexts_are_looked_up_in_french(monkeypatch: pytest.MonkeyPatch):
+    """A plural picks the French form for its number; a word in a context is not the same word without it."""
+    monkeypatch.setenv(i18n.ENV, "fr")
+    one, many = (i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", n).format(n=n) for n in (1, 3))
+    assert one == "1 événement ToolCall" and many == "3 événements ToolCall"
+    assert i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", 0).format(n=0) == "0 événement ToolCall"
+    assert i18n.pgettext("a table's column", "right") != i18n._("right")  # a side, not a verdict
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", 0) == "{n} ToolCall events"
+    assert i18n.pgettext("a table's column", "right") == i18n._("right") == "right"
