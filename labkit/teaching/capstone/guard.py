@@ -1245,8 +1245,17 @@ def _problem_words(problem: str) -> str:
     for pattern, words in _PROBLEM_PATTERNS:
         match = pattern.fullmatch(problem)
         if match is not None:
-            return _(words).format(**match.groupdict())
+            found = match.groupdict()
+            if "waits" in found:  # "A waits for self.lock, B waits for ..."
+                found["waits"] = ", ".join(_waits_words(part) for part in found["waits"].split(", "))
+            return _(words).format(**found)
     return problem
+
+
+def _waits_words(wait: str) -> str:
+    """``"A waits for self.lock"`` (the scheduler's words for a deadlock) in the notebook's language."""
+    match = re.fullmatch(r"(?P<thread>[A-Z]) waits for (?P<lock>.+)", wait)
+    return _("{thread} waits for {lock}").format(**match.groupdict()) if match is not None else wait
 
 
 def _report_race(
