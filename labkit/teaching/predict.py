@@ -560,7 +560,7 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
 
 def _describe_call(call: Call) -> str:
     if isinstance(call.arguments, str):
-        return f"{call.name} with raw arguments {call.arguments}"
+        return _("{tool} with raw arguments {arguments}").format(tool=call.name, arguments=call.arguments)
     arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
     return f"{call.name}({arguments})"
 
