@@ -27,20 +27,33 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path("labkit") / "teaching"
 CATALOGUE = SOURCE / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
+"""The marking functions of :mod:`labkit.teaching.i18n`: a message, a table's message, a plural pair,
+a message in a context."""
+
+Message = str | tuple[str, str]
+"""A message: its English, or (for :func:`~labkit.teaching.i18n.ngettext`) its singular and plural."""
+
+Key = tuple[str | None, Message]
+"""A message with its context (``None`` but for :func:`~labkit.teaching.i18n.pgettext`)."""
 
 
-def messages(root: Path) -> dict[str, list[tuple[str, int]]]:
-    """Every message of the teaching helpers, with where it is used (file relative to the root, line)."""
-    found: dict[str, list[tuple[str, int]]] = {}
-    for filename, line, message, _comments, _context in extract_from_dir(
-        root / SOURCE, method_map=[("**.py", "python")], keywords={"_": None}, comment_tags=()
+def messages(root: Path) -> dict[Key, list[tuple[str, int]]]:
+    """Every message of the teaching helpers (with its context), with where it is used (file relative to
+    the root, line)."""
+    found: dict[Key, list[tuple[str, int]]] = {}
+    for filename, line, message, _comments, context in extract_from_dir(
+        root / SOURCE, method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=()
     ):
-        if isinstance(message, str) and message:
-            found.setdefault(message, []).append(((SOURCE / filename).as_posix(), line))
+        if isinstance(message, tuple):
+            message = tuple(message[:2])  # (singular, plural)
+        parts = (message,) if isinstance(message, str) else message
+        if parts and all(isinstance(part, str) and part for part in parts):
+            found.setdefault((context, message), []).append(((SOURCE / filename).as_posix(), line))
     return found
 
 
-def catalogue(root: Path) -> tuple[Catalog, list[str]]:
+def catalogue(root: Path) -> tuple[Catalog, list[Key]]:
     """The French catalogue for the current code, and the messages it has no French for."""
     path = root / CATALOGUE
     old = None
@@ -52,12 +65,19 @@ def catalogue(root: Path) -> tuple[Catalog, list[str]]:
         locale="fr", project="labkit", domain="labkit", creation_date=fixed, revision_date=fixed
     )  # change with the messages
     missing = []
-    for message in sorted(messages(root)):
-        known = old.get(message) if old is not None else None
-        string = known.string if known is not None and not known.fuzzy else ""
-        new.add(message, string)  # no source lines: moving code must not make the catalogue stale
-        if not string:
-            missing.append(message)
+    for context, message in sorted(
+        messages(root), key=lambda k: (k[1] if isinstance(k[1], str) else k[1][0], k[0] or "")
+    ):
+        key = message if isinstance(message, str) else message[0]  # Babel keys a plural by its singular
+        known = old.get(key, context=context) if old is not None else None
+        string: str | tuple[str, ...] = known.string if known is not None and not known.fuzzy else ""
+        if isinstance(message, tuple) and not (isinstance(string, tuple) and len(string) == new.num_plurals):
+            string = ("",) * new.num_plurals  # French has three forms in CLDR (one; many: a million; other)
+        elif isinstance(message, str) and not isinstance(string, str):
+            string = ""
+        new.add(message, string, context=context)  # no source lines: moving code must not make it stale
+        if not string or (isinstance(string, tuple) and not all(string)):
+            missing.append((context, message))
     return new, missing
 
 
@@ -76,7 +96,10 @@ def _mo_bytes(catalog: Catalog) -> bytes:
 def build(root: Path, check: bool) -> list[str]:
     """Write (or, with ``check``, compare) the catalogue and its compiled form; return the problems."""
     catalog, missing = catalogue(root)
-    problems = [f"no French yet for: {message!r}" for message in missing]
+    problems = [  # a plural: each of its forms
+        f"no French yet for: {message!r}" + (f" (context {context!r})" if context else "")
+        for context, message in missing
+    ]
     for path, data in (
         (root / CATALOGUE, _po_bytes(catalog)),
         ((root / CATALOGUE).with_suffix(".mo"), _mo_bytes(catalog)),

@@ -3,13 +3,19 @@
 * ``scripts/build_messages.py --check``: the French catalogue and its compiled form are current and
   every message passed to ``_()`` in labkit/teaching has a French entry;
 * each French entry keeps its English's ``{placeholders}`` and HTML tags (a missing one would break
-  the message's ``.format`` or its markup at run time);
+  the message's ``.format`` or its markup at run time), in every plural form;
+* every module of labkit/teaching marks its messages so Babel can read them: the text given to
+  ``_()``, ``N_()`` or ``ngettext()`` is a literal (never an f-string, a concatenation or a
+  ``.format`` result); ``_(name)`` is allowed for a table of ``N_()`` messages;
+* a French run of representative helpers (a wrong guess's check, a chart, the tables, the capstone
+  checkers' verdicts) shows no English sentence;
 * the language follows ``LABKIT_LANGUAGE``, else the working folder (a French edition's folder is
   French, wherever it is), and the helpers' words change with it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import string
 import subprocess
@@ -34,8 +40,17 @@ def test_every_message_has_current_french():
 
 
 def _entries() -> list[tuple[str, str]]:
+    """(English, French) per message; a plural message gives one pair per French form."""
+    pairs = []
     with CATALOGUE.open("rb") as handle:
-        return [(m.id, m.string) for m in read_po(handle, locale="fr") if m.id]
+        for m in read_po(handle, locale="fr"):
+            if not m.id:
+                continue
+            if isinstance(m.id, str):
+                pairs.append((m.id, m.string))
+            else:  # (singular, plural) -> the French forms: one, many, other
+                pairs.extend((m.id[0] if i == 0 else m.id[1], form) for i, form in enumerate(m.string))
+    return pairs
 
 
 def _fields(text: str) -> set[str]:
@@ -50,6 +65,52 @@ def test_the_catalogue_is_not_empty():
 def test_a_translation_keeps_the_placeholders_and_the_markup(english: str, french: str):
     assert _fields(french) == _fields(english)
     assert re.findall(r"</?\w+", french) == re.findall(r"</?\w+", english)
+
+
+TEACHING = ROOT / "labkit" / "teaching"
+MARKERS = {"_", "N_", "ngettext"}
+
+
+def _marked_calls(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in MARKERS:
+            yield node
+
+
+@pytest.mark.parametrize("module", sorted(p.relative_to(TEACHING).as_posix() for p in TEACHING.rglob("*.py")))
+def test_every_module_marks_its_messages_as_literals(module: str):
+    tree = ast.parse((TEACHING / module).read_text(encoding="utf-8"))
+    for call in _marked_calls(tree):
+        where = f"{module}:{call.lineno}"
+        texts = call.args[:2] if call.func.id == "ngettext" else call.args[:1]  # type: ignore[attr-defined]
+        assert len(call.args) == (3 if call.func.id == "ngettext" else 1), where  # type: ignore[attr-defined]
+        for text in texts:
+            literal = isinstance(text, ast.Constant) and isinstance(text.value, str)
+            table = call.func.id == "_" and isinstance(text, (ast.Name, ast.Subscript, ast.Attribute))  # type: ignore[attr-defined]
+            assert literal or table, f"{where}: Babel cannot read a {type(text).__name__}: give _() a literal"
+
+
+def test_the_helpers_modules_all_have_messages():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import build_messages
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    used = {path for places in build_messages.messages(ROOT).values() for path, _line in places}
+    for module in (
+        "explain.py",
+        "charts.py",
+        "frames.py",
+        "predict.py",
+        "widgets.py",
+        "progress.py",
+        "direct.py",
+        "runtimes.py",
+        "capstone/bingo.py",
+        "capstone/guard.py",
+        "capstone/rules.py",
+    ):
+        assert f"labkit/teaching/{module}" in used, module
 
 
 def test_the_language_follows_the_variable_then_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -82,3 +143,83 @@ def test_the_prediction_panel_speaks_french_in_a_french_folder(tmp_path: Path, m
     english.status_choice = "Completed"
     english.run()
     assert "you said Completed" in english.result_html and "not this time" in english.result_html
+
+
+ENGLISH = (" the ", " was ", " were ", " would ", " has been ", " is ", " not ", " with ", " and ", " of ", " it ")
+"""English function words: a French helper's output that holds one shows an English sentence."""
+
+
+def _english_in(text: str) -> list[str]:
+    prose = re.sub(r"`[^`]*`", " ", text)  # code quoted from the learner's guard is code
+    padded = " " + re.sub(r"[\s;:,.()]+", " ", prose.lower()) + " "
+    return [word.strip() for word in ENGLISH if word in padded]
+
+
+def _chart_texts(figure) -> list[str]:
+    texts = [t.get_text() for t in figure.texts]
+    for ax in figure.axes:
+        texts += [ax.get_title(), ax.get_xlabel(), *(t.get_text() for t in ax.texts)]
+        texts += [t.get_text() for t in ax.get_yticklabels()]
+        legend = ax.get_legend()
+        if legend is not None:
+            texts += [t.get_text() for t in legend.get_texts()]
+    return [t for t in texts if t]
+
+
+def _french_outputs() -> dict[str, str]:
+    """What a learner reads from a few representative helpers: checks after wrong guesses, a mystery,
+    the charts, the tables, both capstone checkers (a wrong answer each, and a right one)."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    import tests.guard_catalogue as guards
+    from labkit.teaching import charts, frames
+    from labkit.teaching.capstone import ScriptedModel, check_bingo, check_guard, new_board
+
+    outcome = labkit.mystery("D").run()
+    hanging = labkit.mystery("H").run()
+    out = {
+        "check, wrong status and count": str(labkit.check(outcome, status="RepeatedCall", tool_calls=5)),
+        "check, a wrong deadline guess": str(labkit.check(hanging, status="Completed", tool_calls=9)),
+        "mystery": str(labkit.mystery("B")),
+        "counters chart": "\n".join(_chart_texts(charts.counters_chart(outcome))),
+        "timeline chart": "\n".join(_chart_texts(charts.timeline_chart(hanging))),
+        "counters table": frames.counters_frame(outcome).to_string(),
+        "outcomes table": frames.outcomes_frame({"D": outcome, "H": hanging}).to_string(),
+    }
+    board = new_board()
+    board["Incomplete"] = ScriptedModel(["Review finished."])  # right
+    board["ToolBudget"] = ScriptedModel(["Review finished."])  # wrong: Incomplete
+    out["bingo"] = str(check_bingo(board))
+    for guard in (guards.CheckOutsideLock, guards.GreaterThan, guards.BudgetBeforePermission, guards.Reference):
+        out[f"guard {guard.__name__}"] = str(check_guard(guard))
+    return out
+
+
+def test_a_french_run_of_the_helpers_shows_no_english_sentence(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(i18n.ENV, "fr")
+    monkeypatch.setenv("LABKIT_PROGRESS", "off")
+    outputs = _french_outputs()
+    found = {name: _english_in(text) for name, text in outputs.items()}
+    assert not any(found.values()), "\n\n".join(f"{n}: {found[n]}\n{outputs[n]}" for n in outputs if found[n])
+    assert "réfléchissez" in outputs["check, wrong status and count"]  # and it is French, not empty
+    assert "pas encore" in outputs["bingo"] and "correcte" in outputs["guard Reference"]
+
+
+def test_the_english_words_test_sees_english(monkeypatch: pytest.MonkeyPatch):
+    """The same outputs in English do hold the words the French test looks for (the test can fail)."""
+    monkeypatch.setenv(i18n.ENV, "en")
+    monkeypatch.setenv("LABKIT_PROGRESS", "off")
+    outputs = _french_outputs()
+    assert all(_english_in(text) for name, text in outputs.items() if "table" not in name), outputs
+
+
+def test_plurals_and_contexts_are_looked_up_in_french(monkeypatch: pytest.MonkeyPatch):
+    """A plural picks the French form for its number; a word in a context is not the same word without it."""
+    monkeypatch.setenv(i18n.ENV, "fr")
+    one, many = (i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", n).format(n=n) for n in (1, 3))
+    assert one == "1 événement ToolCall" and many == "3 événements ToolCall"
+    assert i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", 0).format(n=0) == "0 événement ToolCall"
+    assert i18n.pgettext("a table's column", "right") != i18n._("right")  # a side, not a verdict
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", 0) == "{n} ToolCall events"
+    assert i18n.pgettext("a table's column", "right") == i18n._("right") == "right"

@@ -11,10 +11,10 @@ test) can read exactly what is drawn:
   ``Completed``, ``Incomplete`` or ``ProviderUnavailable``: no rule stopped
   those runs), and the attempt it refused is drawn as a ghost bar,
   "next would be 5 of 4". A counter *at* its limit is not a stop: the limit
-  refuses the next attempt, not the last admitted one (SPEC §3.1, §3.3).
+  refuses the next attempt, not the last admitted one (docs/guarantees.md, "Limits are exact").
 * :func:`timeline_data` / :func:`timeline_chart` — every control event in
   order, on four lanes (model, middleware, guard, body), with the stop drawn
-  across the lanes (SPEC §3.5, §3.6); a body that raised is an orange square
+  across the lanes (chapter 8); a body that raised is an orange square
   ("finish_review raised ValueError"), one that returned a green dot, and a
   legend says which is which; the stop's label names the counter the rule read
   ("tool attempts 1 of 1 used"); a run of more than 40 events is drawn
@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from ..core.events import EventKind, StopReason
 from ..loops.outcome import RunOutcome, RunStatus
 from . import _inputs
+from .i18n import N_, _
 
 __all__ = [
     "LANES",
@@ -54,16 +55,16 @@ _CAP = 130.0  # bars longer than 130 % of their limit are cut here
 _WRAP = 24  # a bar's label is drawn in lines of at most 24 characters (the room right of a full bar)
 
 _WHY = {
-    RunStatus.COMPLETED: "finish_review succeeded; no rule refused",
-    RunStatus.INCOMPLETE: "finish_review never succeeded; no rule refused",
-    RunStatus.PERMISSION_DENIED: "stopped by the permission rule",
-    RunStatus.TOOL_BUDGET: "stopped by the tool budget",
-    RunStatus.REPEATED_CALL: "stopped by the repetition rule",
-    RunStatus.MODEL_BUDGET: "stopped by the model-call budget",
-    RunStatus.DEADLINE_EXCEEDED: "stopped by the deadline",
-    RunStatus.PROVIDER_UNAVAILABLE: "the provider failed; no limit decided",
+    RunStatus.COMPLETED: N_("finish_review succeeded; no rule refused"),
+    RunStatus.INCOMPLETE: N_("finish_review never succeeded; no rule refused"),
+    RunStatus.PERMISSION_DENIED: N_("stopped by the permission rule"),
+    RunStatus.TOOL_BUDGET: N_("stopped by the tool budget"),
+    RunStatus.REPEATED_CALL: N_("stopped by the repetition rule"),
+    RunStatus.MODEL_BUDGET: N_("stopped by the model-call budget"),
+    RunStatus.DEADLINE_EXCEEDED: N_("stopped by the deadline"),
+    RunStatus.PROVIDER_UNAVAILABLE: N_("the provider failed; no limit decided"),
 }
-"""Why each status ended the run, in the chart's title."""
+"""Why each status ended the run, in the chart's title (shown in the notebook's language)."""
 
 
 def _outcome(value: object, helper: str) -> RunOutcome:
@@ -131,9 +132,9 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
     stop = _stop_event(outcome)
     rows: list[CounterRow] = []
     counted = (
-        ("model calls", StopReason.MODEL_BUDGET, usage.model_calls, limits.model_calls),
-        ("tool attempts", StopReason.TOOL_BUDGET, usage.tool_calls, limits.tool_calls),
-        ("attempts per signature", StopReason.REPEATED_CALL, usage.repetitions, limits.repetitions),
+        (N_("model calls"), StopReason.MODEL_BUDGET, usage.model_calls, limits.model_calls),
+        (N_("tool attempts"), StopReason.TOOL_BUDGET, usage.tool_calls, limits.tool_calls),
+        (N_("attempts per signature"), StopReason.REPEATED_CALL, usage.repetitions, limits.repetitions),
     )
     for name, rule, used, limit in counted:
         decided = status.value == rule.value
@@ -142,7 +143,9 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
             # signature's own attempts), so the refused attempt is the one after it.
             read = stop.count if stop is not None and stop.kind == rule.value else used
             refused = read + 1
-            label = f"{used} / {limit} · next would be {refused} of {limit} {name}"
+            label = _("{used} / {limit} · next would be {refused} of {limit} {counter}").format(
+                used=used, limit=limit, refused=refused, counter=_(name)
+            )
         else:
             refused, label = None, f"{used} / {limit}"
         rows.append(CounterRow(name, rule.value, used, limit, decided, refused, label))
@@ -151,24 +154,24 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
     label = f"{usage.elapsed_s:.2f} / {limits.deadline_s:g}"
     rows.append(
         CounterRow(
-            "seconds",
+            N_("seconds"),
             StopReason.DEADLINE_EXCEEDED.value,
             usage.elapsed_s,
             limits.deadline_s,
             decided,
             None,
-            label + (" seconds · deadline passed" if decided else ""),
+            label + (_(" seconds · deadline passed") if decided else ""),
         )
     )
 
     decided = status is RunStatus.PERMISSION_DENIED
     if decided:
-        tool = stop.name if stop is not None else "a tool"
-        label = f"{tool} refused: permission, capability not granted"
+        tool = stop.name if stop is not None else _("a tool")
+        label = _("{tool} refused: permission, capability not granted").format(tool=tool)
     else:
-        label = "no call refused for permission"
+        label = _("no call refused for permission")
     rows.append(
-        CounterRow("permission", StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label)
+        CounterRow(N_("permission"), StopReason.PERMISSION_DENIED.value, 0, 0, decided, 1 if decided else None, label)
     )
     return rows
 
@@ -213,11 +216,11 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
             color=_HIGHLIGHT if row.highlighted else "black",
             fontweight="bold" if row.highlighted else "normal",
         )
-    ax.set_yticks(range(len(rows)), [row.name for row in rows])
+    ax.set_yticks(range(len(rows)), [_(row.name) for row in rows])
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
     ax.set_xlim(0, 200)
     ax.set_xticks([0, 50, 100])
-    ax.set_xlabel("share of the limit (%); dashed: the limit", fontsize=8)
+    ax.set_xlabel(_("share of the limit (%); dashed: the limit"), fontsize=8)
     if not labels:
         ax.tick_params(axis="y", labelleft=False)
     ax.set_ylim(len(rows) - 0.4, -0.6)  # top to bottom, with room under the last row
@@ -252,13 +255,17 @@ def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str
         runs = _inputs.outcomes(outcome, "counters_chart")
         fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs) + 1.6, 2.6), squeeze=False)
         for i, (label, run) in enumerate(runs):
-            _draw_counters(axes[0][i], run, f"{label}: {run.status.value}", labels=i == 0)
+            _draw_counters(
+                axes[0][i], run, _("{label}: {status}").format(label=label, status=run.status.value), labels=i == 0
+            )
         if title:
             fig.suptitle(title)
     else:
         outcome = _outcome(outcome, "counters_chart")
         fig, ax = plt.subplots(figsize=(6.4, 2.6))  # sizes kept: notebooks store "<Figure size 640x260 ...>"
-        _draw_counters(ax, outcome, title or f"{outcome.status.value}: {_WHY[outcome.status]}")
+        _draw_counters(
+            ax, outcome, title or _("{status}: {why}").format(status=outcome.status.value, why=_(_WHY[outcome.status]))
+        )
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -266,7 +273,7 @@ def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str
 
 # -- the run timeline ---------------------------------------------------------------------------
 
-LANES = ("model", "middleware", "guard", "body")
+LANES = (N_("model"), N_("middleware"), N_("guard"), N_("body"))
 """The timeline's lanes, top to bottom: the counted model calls, the observing
 middleware, the guard's decisions, the tool bodies that ran."""
 
@@ -290,7 +297,7 @@ class TimelineRow(NamedTuple):
             the outcome has no transcript to tell, or the run stopped while it ran).
         stop: ``True`` for the stop event (drawn across every lane).
         failed: ``True`` only on a ``body`` row whose body raised (the model saw
-            ``error: ...``; the attempt still counted, SPEC §3.1); drawn as an orange
+            ``error: ...``; the attempt still counted, chapter 4); drawn as an orange
             square, with its own legend entry, instead of a green dot.
         unknown: ``True`` only on a ``body`` row whose result the outcome does not hold (the run
             ended while it ran, or no transcript was kept): drawn as a hollow circle,
@@ -310,16 +317,24 @@ def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
     """The stop's label: the refused call and the counter the rule read, named as on the counters chart."""
     limits = outcome.limits
     if kind == StopReason.PERMISSION_DENIED:
-        return f"refuses {name}: permission, capability not granted"
+        return _("refuses {tool}: permission, capability not granted").format(tool=name)
     if kind == StopReason.TOOL_BUDGET:
-        return f"refuses {name}: tool attempts {count} of {limits.tool_calls} used"
+        return _("refuses {tool}: tool attempts {count} of {limit} used").format(
+            tool=name, count=count, limit=limits.tool_calls
+        )
     if kind == StopReason.REPEATED_CALL:
-        return f"refuses {name}: same call, attempts per signature {count} of {limits.repetitions} used"
+        return _("refuses {tool}: same call, attempts per signature {count} of {limit} used").format(
+            tool=name, count=count, limit=limits.repetitions
+        )
     if kind == StopReason.MODEL_BUDGET:
-        return f"refuses model call {count + 1}: model calls {count} of {limits.model_calls} made"
+        return _("refuses model call {next}: model calls {count} of {limit} made").format(
+            next=count + 1, count=count, limit=limits.model_calls
+        )
     if kind == StopReason.PROVIDER_UNAVAILABLE:
-        return "provider failed"
-    return f"deadline passed: seconds {outcome.usage.elapsed_s:.2f} of {limits.deadline_s:g}"
+        return _("provider failed")
+    return _("deadline passed: seconds {elapsed} of {deadline}").format(
+        elapsed=f"{outcome.usage.elapsed_s:.2f}", deadline=f"{limits.deadline_s:g}"
+    )
 
 
 def _body_results(outcome: RunOutcome) -> dict[int, str | None]:
@@ -371,18 +386,19 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
     for step, event in enumerate(outcome.events, start=1):
         kind, name, count = event.kind.value, event.name, event.count
         if kind == EventKind.MODEL_CALL:
-            rows.append(TimelineRow(step, "model", kind, f"call {count}", False))
+            rows.append(TimelineRow(step, "model", kind, _("call {n}").format(n=count), False))
         elif kind == EventKind.MIDDLEWARE:
-            rows.append(TimelineRow(step, "middleware", kind, f"sees {name}", False))
+            rows.append(TimelineRow(step, "middleware", kind, _("sees {tool}").format(tool=name), False))
         elif kind == EventKind.TOOL_CALL:
-            rows.append(TimelineRow(step, "guard", kind, f"admits {name} #{count}", False))
+            rows.append(TimelineRow(step, "guard", kind, _("admits {tool} #{n}").format(tool=name, n=count), False))
             error = bodies.get(step - 1)
             if error is None:
-                rows.append(TimelineRow(step, "body", "body", f"{name} runs", False, unknown=True))
+                rows.append(TimelineRow(step, "body", "body", _("{tool} runs").format(tool=name), False, unknown=True))
             elif error:
-                rows.append(TimelineRow(step, "body", "body", f"{name} raised {_error_name(error)}", False, True))
+                raised = _("{tool} raised {error}").format(tool=name, error=_error_name(error))
+                rows.append(TimelineRow(step, "body", "body", raised, False, True))
             else:
-                rows.append(TimelineRow(step, "body", "body", f"{name} returned", False))
+                rows.append(TimelineRow(step, "body", "body", _("{tool} returned").format(tool=name), False))
         else:
             if kind in (StopReason.MODEL_BUDGET, StopReason.PROVIDER_UNAVAILABLE):
                 lane = "model"
@@ -397,7 +413,7 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
 def _error_name(error: str) -> str:
     """``"ValueError"`` from ``"ValueError: finish_review needs ..."``; ``"an error"`` when there is no name."""
     match = re.match(r"[A-Za-z_]\w*", error)
-    return match.group(0) if match else "an error"
+    return match.group(0) if match else _("an error")
 
 
 TIMELINE_MAX_EVENTS = 40
@@ -414,13 +430,14 @@ _RETURNED = "#1e8449"
 _FAILED = "#d35400"
 
 LEGEND = {
-    "event": "event",
-    "body": "body returned",
-    "body-unknown": "body: no result in the run",
-    "body-failed": "body raised: failed (the attempt still counted)",
-    "stop": "stop",
+    "event": N_("event"),
+    "body": N_("body returned"),
+    "body-unknown": N_("body: no result in the run"),
+    "body-failed": N_("body raised: failed (the attempt still counted)"),
+    "stop": N_("stop"),
 }
-"""The timeline's legend entries by mark, in order; a legend lists the marks its chart draws."""
+"""The timeline's legend entries by mark, in order (in English; drawn in the notebook's language); a
+legend lists the marks its chart draws."""
 
 
 def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
@@ -446,7 +463,7 @@ def _timeline_legend(ax: Axes, rows: list[TimelineRow]) -> None:
         "stop": {"marker": "X", "color": _HIGHLIGHT},
     }
     handles = [
-        Line2D([], [], linestyle="none", markersize=7, label=LEGEND[mark], **styles[mark])
+        Line2D([], [], linestyle="none", markersize=7, label=_(LEGEND[mark]), **styles[mark])
         for mark in LEGEND
         if mark in drawn
     ]
@@ -522,7 +539,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
             ax.text(
                 x + 0.12 if left else x - 0.12,
                 -0.5,
-                f"{row.kind}: {row.label}",
+                _("{status}: {why}").format(status=row.kind, why=row.label),
                 color=_HIGHLIGHT,
                 fontweight="bold",
                 fontsize=8.5,
@@ -575,7 +592,7 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
         ax.text(
             TIMELINE_HEAD + 1,
             (len(LANES) - 1) / 2,
-            f"\u22ef {hidden:,} events\nnot drawn \u22ef",
+            _("\u22ef {hidden} events\nnot drawn \u22ef").format(hidden=f"{hidden:,}"),
             ha="center",
             va="center",
             fontsize=8,
@@ -583,14 +600,16 @@ def timeline_chart(outcome: RunOutcome, *, title: str | None = None) -> Figure:
             bbox={"facecolor": "white", "edgecolor": "#aab7b8"},
             zorder=4,
         )
-    ax.set_yticks(range(len(LANES)), list(LANES))
+    ax.set_yticks(range(len(LANES)), [_(lane) for lane in LANES])
     ax.set_ylim(len(LANES) + 0.3, -0.9)  # room under the body lane for the legend
     ax.set_xlim(0.4, max(width, 1) + 0.9)
     ax.set_xticks([place(step) for step in shown_steps], [str(step) for step in shown_steps])
-    ax.set_xlabel("step (event order)")
-    heading = title or f"{outcome.status.value}: {_WHY[outcome.status]}"
+    ax.set_xlabel(_("step (event order)"))
+    heading = title or _("{status}: {why}").format(status=outcome.status.value, why=_(_WHY[outcome.status]))
     if cut:
-        heading += f" ({drawn} of {steps:,} events drawn: the first {TIMELINE_HEAD} and the last {TIMELINE_TAIL})"
+        heading += _(" ({drawn} of {steps} events drawn: the first {head} and the last {tail})").format(
+            drawn=drawn, steps=f"{steps:,}", head=TIMELINE_HEAD, tail=TIMELINE_TAIL
+        )
     ax.set_title(heading)
     _timeline_legend(ax, rows)
     for side in ("top", "right"):

@@ -1,11 +1,11 @@
 """Invoke a guarded tool directly, outside any loop: one call after another, or many at once.
 
-Direct invocation goes through the same guard as the loop (SPEC §3.1), so
+Direct invocation goes through the same guard as the loop (chapter 4), so
 these helpers are how chapters 4, 5 and 8 test the guard with no model:
 :func:`invoke_each` calls in turn and records what each call ended with;
 :func:`invoke_together` races many threads against one guard.
 
-The guard takes one lock for its checks and its reservation (SPEC §3.1), so
+The guard takes one lock for its checks and its reservation (docs/guarantees.md, "Limits are exact"; chapter 8), so
 however many threads race, it admits exactly as many attempts as the limits
 allow and records one stop. This module only starts the race; the proof is
 in the scope's events and the body's own counters.
@@ -32,6 +32,7 @@ from typing import Any
 from ..core.errors import InputError, RunHalted
 from ..core.scope import GuardedTool
 from . import _inputs
+from .i18n import _
 
 __all__ = ["Attempt", "invoke_each", "invoke_together"]
 
@@ -54,7 +55,7 @@ class Attempt:
     def ended(self) -> str:
         """One line: the result, or the exception's type and message."""
         if self.error is None:
-            return f"returned {self.result!r}"
+            return _("returned {result}").format(result=repr(self.result))
         return f"{type(self.error).__name__}: {self.error}"
 
     @property

@@ -50,6 +50,7 @@ from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
 from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
 from . import _inputs
+from .i18n import N_, _, ngettext
 
 __all__ = [
     "GUARD_ORDER",
@@ -75,14 +76,15 @@ WATCH_S = 0.5
 _MAX_STEPS = 6  # loosen at most this many rules in a row (there are five, one permission per tool)
 
 RULE_NAMES: dict[str, str] = {
-    StopReason.PERMISSION_DENIED.value: "the permission rule",
-    StopReason.TOOL_BUDGET.value: "the tool budget",
-    StopReason.REPEATED_CALL.value: "the repetition rule",
-    StopReason.MODEL_BUDGET.value: "the model-call budget",
-    StopReason.DEADLINE_EXCEEDED.value: "the deadline",
+    StopReason.PERMISSION_DENIED.value: N_("the permission rule"),
+    StopReason.TOOL_BUDGET.value: N_("the tool budget"),
+    StopReason.REPEATED_CALL.value: N_("the repetition rule"),
+    StopReason.MODEL_BUDGET.value: N_("the model-call budget"),
+    StopReason.DEADLINE_EXCEEDED.value: N_("the deadline"),
 }
-"""How a hint names each rule that can stop a run, by the status it gives. A hint uses these words
-only for a rule that refused, or would have refused, in that run."""
+"""How a hint names each rule that can stop a run, by the status it gives (in English; a hint shows
+them in the notebook's language). A hint uses these words only for a rule that refused, or would
+have refused, in that run."""
 
 GUARD_ORDER = (StopReason.PERMISSION_DENIED.value, StopReason.TOOL_BUDGET.value, StopReason.REPEATED_CALL.value)
 """The order the guard asks its rules on every tool call (chapter 4)."""
@@ -97,6 +99,10 @@ _CHAPTER = {
 """The chapter that teaches each rule."""
 
 _RULES = frozenset(RULE_NAMES)
+
+_CONDITIONS = (N_("finish_review succeeded"),)
+"""The host conditions a hint may name, for the catalogue (``labkit.loops.review.ReviewTask.condition``
+before its remark in brackets); another condition is shown as its scenario words it."""
 
 
 @dataclass(frozen=True)
@@ -126,22 +132,22 @@ class Refusal:
 
     @property
     def name(self) -> str:
-        """The rule's name in a hint, e.g. ``"the tool budget"``."""
-        return RULE_NAMES[self.rule]
+        """The rule's name in a hint, e.g. ``"the tool budget"`` (in the notebook's language)."""
+        return _(RULE_NAMES[self.rule])
 
     @property
     def reason(self) -> str:
         """The numbers behind the refusal, e.g. ``"4 of 4 attempts already admitted"``."""
         limit = _number(self.limit)
         if self.rule == StopReason.PERMISSION_DENIED:
-            return f"needs {self.capability or 'a capability'}, not granted"
+            return _("needs {capability}, not granted").format(capability=self.capability or _("a capability"))
         if self.rule == StopReason.TOOL_BUDGET:
-            return f"{self.read} of {limit} attempts already admitted"
+            return _("{read} of {limit} attempts already admitted").format(read=self.read, limit=limit)
         if self.rule == StopReason.REPEATED_CALL:
-            return f"same signature, already admitted {self.read} of {limit}"
+            return _("same signature, already admitted {read} of {limit}").format(read=self.read, limit=limit)
         if self.rule == StopReason.MODEL_BUDGET:
-            return f"{self.read} of {limit} model calls already made"
-        return f"{limit} s passed while {self.attempt} was waiting"
+            return _("{read} of {limit} model calls already made").format(read=self.read, limit=limit)
+        return _("{limit} s passed while {attempt} was waiting").format(limit=limit, attempt=self.attempt)
 
     @property
     def reason_then(self) -> str:
@@ -149,22 +155,26 @@ class Refusal:
         ``"once 4 of 4 attempts had been admitted"``, never "already admitted", which reads as a fact."""
         limit = _number(self.limit)
         if self.rule == StopReason.PERMISSION_DENIED:
-            return f"it needs {self.capability or 'a capability'}, not granted"
+            return _("it needs {capability}, not granted").format(capability=self.capability or _("a capability"))
         if self.rule == StopReason.TOOL_BUDGET:
-            return f"once {self.read} of {limit} attempts had been admitted"
+            return _("once {read} of {limit} attempts had been admitted").format(read=self.read, limit=limit)
         if self.rule == StopReason.REPEATED_CALL:
-            return f"once that signature had been admitted {self.read} of {limit} times"
+            return _("once that signature had been admitted {read} of {limit} times").format(
+                read=self.read, limit=limit
+            )
         if self.rule == StopReason.MODEL_BUDGET:
-            return f"once {self.read} of {limit} model calls had been made"
-        return f"after {limit} s, while {self.attempt} would still have been waiting"
+            return _("once {read} of {limit} model calls had been made").format(read=self.read, limit=limit)
+        return _("after {limit} s, while {attempt} would still have been waiting").format(
+            limit=limit, attempt=self.attempt
+        )
 
     def sentence(self) -> str:
         """The refusal as the deciding cause, e.g. ``"the tool budget decided: read_ticket(input=5) came when ..."``."""
         if self.rule == StopReason.DEADLINE_EXCEEDED:
-            return f"{self.name} decided: {self.reason} (chapter 6)"
-        if self.rule == StopReason.MODEL_BUDGET:
-            return f"{self.name} decided: it refused {self.attempt}, {self.reason} (chapter 6)"
-        return f"{self.name} decided: it refused {self.attempt}, {self.reason} (chapter {_CHAPTER[self.rule]})"
+            return _("{rule} decided: {reason} (chapter 6)").format(rule=self.name, reason=self.reason)
+        return _("{rule} decided: it refused {attempt}, {reason} (chapter {chapter})").format(
+            rule=self.name, attempt=self.attempt, reason=self.reason, chapter=_CHAPTER[self.rule]
+        )
 
 
 @dataclass(frozen=True)
@@ -208,18 +218,21 @@ class Explanation:
         decided = self.decided
         assert decided is not None
         if refusal.same_attempt:
-            return (
-                f"{refusal.name} would also have refused that call ({refusal.reason}), "
-                f"but the guard asks {decided.name} first (chapter 4)"
-            )
+            return _(
+                "{rule} would also have refused that call ({reason}), but the guard asks {first} first (chapter 4)"
+            ).format(rule=refusal.name, reason=refusal.reason, first=decided.name)
         # every refusal before this one was lifted in the counterfactual run that found it
-        before = "that stop" if self.also.index(refusal) == 0 else "those stops"
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
-            return f"had {before} not ended the run, {refusal.name} would have ended it ({refusal.reason_then})"
-        return (
-            f"had {before} not ended the run, {refusal.name} would have refused {refusal.attempt} later"
-            f" ({refusal.reason_then})"
-        )
+            if self.also.index(refusal) == 0:
+                line = _("had that stop not ended the run, {rule} would have ended it ({reason})")
+            else:
+                line = _("had those stops not ended the run, {rule} would have ended it ({reason})")
+            return line.format(rule=refusal.name, reason=refusal.reason_then)
+        if self.also.index(refusal) == 0:
+            line = _("had that stop not ended the run, {rule} would have refused {attempt} later ({reason})")
+        else:
+            line = _("had those stops not ended the run, {rule} would have refused {attempt} later ({reason})")
+        return line.format(rule=refusal.name, attempt=refusal.attempt, reason=refusal.reason_then)
 
     def cause(self, said: str | None = None) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused.
@@ -230,23 +243,35 @@ class Explanation:
         if self.decided is not None:
             return self.decided.sentence()
         status, outcome = self.outcome.status, self.outcome
-        no_rule = "no rule refused anything: " if said is None or said in _RULES else ""
+        no_rule = _("no rule refused anything: ") if said is None or said in _RULES else ""
         if status is RunStatus.PROVIDER_UNAVAILABLE:
             made = outcome.count("ModelCall")
             if (outcome.hint or "").startswith(PROVIDER_CANCELLED):  # the provider gave up, nobody cancelled the run
-                failed = f"model call {made} was cancelled by the provider itself while nobody cancelled the run"
+                failed = _("model call {n} was cancelled by the provider itself while nobody cancelled the run")
             else:
-                failed = f"model call {made} could not reach the model endpoint"
-            return f"{no_rule}{failed}, a failure the host reports as ProviderUnavailable (chapter 7)"
+                failed = _("model call {n} could not reach the model endpoint")
+            return _("{no_rule}{failed}, a failure the host reports as ProviderUnavailable (chapter 7)").format(
+                no_rule=no_rule, failed=failed.format(n=made)
+            )
         condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
+        condition = _(condition) if condition else condition  # a scenario's condition, in the notebook's language
         if status is RunStatus.COMPLETED:
-            held = f": {condition}" if condition else ""
-            return f"{no_rule}the loop ended by itself and the host condition holds{held} (chapter 3)"
-        named = f" ({condition})" if condition else ""
-        return (
-            f"{no_rule}the loop ended by itself while the host condition{named} is false;"
+            if condition:
+                return _(
+                    "{no_rule}the loop ended by itself and the host condition holds: {condition} (chapter 3)"
+                ).format(no_rule=no_rule, condition=condition)
+            return _("{no_rule}the loop ended by itself and the host condition holds (chapter 3)").format(
+                no_rule=no_rule
+            )
+        if condition:
+            return _(
+                "{no_rule}the loop ended by itself while the host condition ({condition}) is false;"
+                " the model's words prove nothing (chapter 3)"
+            ).format(no_rule=no_rule, condition=condition)
+        return _(
+            "{no_rule}the loop ended by itself while the host condition is false;"
             " the model's words prove nothing (chapter 3)"
-        )
+        ).format(no_rule=no_rule)
 
     def lines(self, *, also: int = 2, must: str | None = None) -> list[str]:
         """The cause, then up to ``also`` refusals of the very attempt that was refused (the guard's
@@ -283,7 +308,7 @@ def describe_call(call: ToolCall) -> str:
     except (TypeError, ValueError):
         arguments = None
     if not isinstance(arguments, dict):
-        return f"{call.name} with arguments {call.arguments!s}"
+        return _("{tool} with arguments {arguments}").format(tool=call.name, arguments=call.arguments)
     text = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     return f"{call.name}({text})"
 
@@ -300,10 +325,10 @@ def _waiting(outcome: RunOutcome, index: int) -> str:
     """What was still running when the deadline passed: the last event before the stop says."""
     before = outcome.events[index - 1] if index > 0 else None
     if before is not None and before.kind == "ToolCall":
-        return f"the body of {before.name}"
+        return _("the body of {tool}").format(tool=before.name)
     if before is not None and before.kind == "ModelCall":
-        return f"model call {before.count}"
-    return "the run"
+        return _("model call {n}").format(n=before.count)
+    return _("the run")
 
 
 def _refusal(outcome: RunOutcome, scenario: Scenario | None) -> Refusal | None:
@@ -315,7 +340,12 @@ def _refusal(outcome: RunOutcome, scenario: Scenario | None) -> Refusal | None:
     rule, limits = stop.kind.value, outcome.limits
     if rule == StopReason.MODEL_BUDGET:
         return Refusal(
-            rule, f"model call {stop.count + 1}", stop.count, limits.model_calls, None, (stop.count + 1, None)
+            rule,
+            _("model call {n}").format(n=stop.count + 1),
+            stop.count,
+            limits.model_calls,
+            None,
+            (stop.count + 1, None),
         )
     if rule == StopReason.DEADLINE_EXCEEDED:
         return Refusal(
@@ -385,9 +415,9 @@ def _ended(result: RunOutcome | BaseException) -> str:
     if isinstance(result, BaseException):
         name = type(result).__name__
         if name == "ScriptExhausted":
-            return "the script would then have run out"
-        return f"the run would then have raised {name}"
-    return f"the run would then have ended {result.status.value}"
+            return _("the script would then have run out")
+        return _("the run would then have raised {error}").format(error=name)
+    return _("the run would then have ended {status}").format(status=result.status.value)
 
 
 def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple[Refusal, ...], str | None]:
@@ -396,7 +426,7 @@ def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple
     loosened: set[str] = set()
     also: list[Refusal] = []
     current = decided
-    for _ in range(_MAX_STEPS):
+    for _step in range(_MAX_STEPS):
         step = _loosen(current, limits, capabilities)
         if step is None:
             return tuple(also), None
@@ -410,9 +440,11 @@ def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple
         if found is None:
             return tuple(also), _ended(result)
         if found.rule == StopReason.DEADLINE_EXCEEDED and watch < outcome.limits.deadline_s:
-            return tuple(also), f"it was still running after {watch:g} s (not watched longer)"
+            return tuple(also), _("it was still running after {watch} s (not watched longer)").format(
+                watch=f"{watch:g}"
+            )
         if found.rule in loosened:
-            return tuple(also), f"nothing else refused in {ROOM} more attempts"
+            return tuple(also), _("nothing else refused in {room} more attempts").format(room=ROOM)
         found = dataclasses.replace(found, same_attempt=found.rule in GUARD_ORDER and found.where == decided.where)
         if found.rule == StopReason.DEADLINE_EXCEEDED:  # the run's own deadline, measured: nothing after it
             return (*also, found), None
@@ -488,43 +520,47 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said in explanation.rules:
         return None  # its refusal is already said
     if said == StopReason.REPEATED_CALL:
-        return (
-            f"no call came again with a signature already admitted {limits.repetitions} time(s): the most"
-            f" attempts admitted for one signature was {usage.repetitions} (chapter 5)"
-        )
+        return _(
+            "no call came again with a signature already admitted {limit} time(s): the most"
+            " attempts admitted for one signature was {most} (chapter 5)"
+        ).format(limit=limits.repetitions, most=usage.repetitions)
     if said == StopReason.TOOL_BUDGET:
         if usage.tool_calls < limits.tool_calls:
-            return f"only {usage.tool_calls} of {limits.tool_calls} tool attempts were used (chapter 6)"
-        return (
-            f"{usage.tool_calls} of {limits.tool_calls} tool attempts were used and no attempt came after them:"
+            return _("only {used} of {limit} tool attempts were used (chapter 6)").format(
+                used=usage.tool_calls, limit=limits.tool_calls
+            )
+        return _(
+            "{used} of {limit} tool attempts were used and no attempt came after them:"
             " a limit refuses the next attempt, never the last one admitted (chapter 6)"
-        )
+        ).format(used=usage.tool_calls, limit=limits.tool_calls)
     if said == StopReason.MODEL_BUDGET:
         if usage.model_calls < limits.model_calls:
-            return (
-                f"only {usage.model_calls} of {limits.model_calls} model calls were made; every follow-up"
+            return _(
+                "only {made} of {limit} model calls were made; every follow-up"
                 " after tool results counts as one (chapter 6)"
-            )
-        return (
-            f"{usage.model_calls} of {limits.model_calls} model calls were made and no call came after them:"
+            ).format(made=usage.model_calls, limit=limits.model_calls)
+        return _(
+            "{made} of {limit} model calls were made and no call came after them:"
             " a limit refuses the next call, never the last one made (chapter 6)"
-        )
+        ).format(made=usage.model_calls, limit=limits.model_calls)
     if said == StopReason.PERMISSION_DENIED:
         return _why_not_permission(explanation.ungranted, _unknown_tools(outcome))
     if said == StopReason.DEADLINE_EXCEEDED:
-        return f"the run took {usage.elapsed_s:.2f} s of the {limits.deadline_s:g} s it had (chapter 6)"
+        return _("the run took {elapsed} s of the {deadline} s it had (chapter 6)").format(
+            elapsed=f"{usage.elapsed_s:.2f}", deadline=f"{limits.deadline_s:g}"
+        )
     if said == RunStatus.PROVIDER_UNAVAILABLE:
         made = outcome.count("ModelCall")
         if sum(m.role is Role.ASSISTANT for m in outcome.transcript) < made:  # the last one never answered
-            return (
-                f"no model call failed to connect: model call {made} was still waiting for its answer"
+            return _(
+                "no model call failed to connect: model call {n} was still waiting for its answer"
                 " when the run stopped (chapter 7)"
-            )
-        return "every model call got an answer: none failed to connect (chapter 7)"
+            ).format(n=made)
+        return _("every model call got an answer: none failed to connect (chapter 7)")
     if said == RunStatus.COMPLETED and actual.is_stop:
-        return "a run the host stopped is never Completed: its text is withheld (chapter 7)"
+        return _("a run the host stopped is never Completed: its text is withheld (chapter 7)")
     if said == RunStatus.INCOMPLETE and actual.is_stop:
-        return "Incomplete is a loop that ended by itself; this one was stopped (chapter 7)"
+        return _("Incomplete is a loop that ended by itself; this one was stopped (chapter 7)")
     return None
 
 
@@ -538,23 +574,25 @@ def _why_not_permission(ungranted: tuple[str, ...] | None, unknown: tuple[str, .
     calls for one that was not reached the guard (its arguments did not bind, or it came after the stop);
     a name that is no tool of the run has no capability and no guard: the loop answers it."""
     if unknown:
-        one = len(unknown) == 1
-        line = (
-            f"{', '.join(unknown)} {'is no tool' if one else 'are no tools'} of this host: no guard and no"
-            " capability exist for it, the loop answers the call with an error and nothing is refused (chapter 7)"
-        )
+        line = ngettext(
+            "{names} is no tool of this host: no guard and no capability exist for it, the loop answers the"
+            " call with an error and nothing is refused (chapter 7)",
+            "{names} are no tools of this host: no guard and no capability exist for it, the loop answers the"
+            " call with an error and nothing is refused (chapter 7)",
+            len(unknown),
+        ).format(names=", ".join(unknown))
         return line if not ungranted else f"{line}; {_why_not_permission(ungranted)}"
     if ungranted is None:  # the grants are not known: say only what the run's events show
-        return "no call the guard saw needed a capability that was left out (chapter 4)"
+        return _("no call the guard saw needed a capability that was left out (chapter 4)")
     if not ungranted:
-        return (
+        return _(
             "every tool asked for had its capability granted: is a tool the model can see one it may run? (chapter 4)"
         )
-    one = len(ungranted) == 1
-    return (
-        f"{', '.join(ungranted)} {'was' if one else 'were'} asked for without {'its' if one else 'their'} capability"
-        " granted, but no such call reached the guard (chapter 4)"
-    )
+    return ngettext(
+        "{names} was asked for without its capability granted, but no such call reached the guard (chapter 4)",
+        "{names} were asked for without their capability granted, but no such call reached the guard (chapter 4)",
+        len(ungranted),
+    ).format(names=", ".join(ungranted))
 
 
 def status_feedback(explanation: Explanation, said: str) -> list[str]:
@@ -566,7 +604,7 @@ def status_feedback(explanation: Explanation, said: str) -> list[str]:
     if said == explanation.outcome.status.value:
         return []
     first, *rest = explanation.lines(must=said)
-    lines = [f"you said {said}, but {first}", *rest]
+    lines = [_("you said {said}, but {cause}").format(said=said, cause=first), *rest]
     why = _why_not(explanation, said)
     if why is not None:
         lines.append(why)
@@ -588,14 +626,20 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
     decided = explanation.decided
     unseen = sum(result_kind(r.result) in _NO_GUARD for r in explanation.outcome.tool_requests)
     if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER and not unseen:
-        who = f"the attempt {decided.name} refused" if name_rule else "the refused attempt"
-        return [f"you counted {_events(said)}: {who} records none (it was refused before its body)"]
+        who = _("the attempt {rule} refused").format(rule=decided.name) if name_rule else _("the refused attempt")
+        return [
+            _("you counted {counted}: {who} records none (it was refused before its body)").format(
+                counted=_events(said), who=who
+            )
+        ]
     names = [e.name for e in explanation.outcome.events if e.kind == "ToolCall"]
     listed = f" ({', '.join(names)})" if 0 < len(names) <= 6 else ""
-    there = "there was" if admitted == 1 else "there were"
     return [
-        f"you counted {_events(said)}, {there} {admitted}{listed}: one each time the guard admitted"
-        f" an attempt{_count_notes(explanation.outcome)}"
+        ngettext(
+            "you counted {counted}, there was {admitted}{listed}: one each time the guard admitted an attempt{notes}",
+            "you counted {counted}, there were {admitted}{listed}: one each time the guard admitted an attempt{notes}",
+            admitted,
+        ).format(counted=_events(said), admitted=admitted, listed=listed, notes=_count_notes(explanation.outcome))
     ]
 
 
@@ -606,7 +650,7 @@ count may be one too many, so the "one refused attempt" reading is not the only 
 
 def _events(count: int) -> str:
     """``"1 ToolCall event"``, ``"3 ToolCall events"``."""
-    return f"{count} ToolCall event{'' if count == 1 else 's'}"
+    return ngettext("{n} ToolCall event", "{n} ToolCall events", count).format(n=count)
 
 
 def _count_notes(outcome: RunOutcome) -> str:
@@ -619,43 +663,80 @@ def _count_notes(outcome: RunOutcome) -> str:
     notes = []
     failed = kinds["failed"]
     if failed:
-        notes.append(f"{failed} failed in {'its body' if failed == 1 else 'their bodies'} and still counted")
+        notes.append(
+            ngettext(
+                "{n} failed in its body and still counted", "{n} failed in their bodies and still counted", failed
+            ).format(n=failed)
+        )
     not_found = sum(result_kind(text) == "result" and text.startswith("NotFound") for text in results)
     if not_found:
-        notes.append(f"{not_found} answered NotFound, a result, and counted")
+        notes.append(
+            ngettext(
+                "{n} answered NotFound, a result, and counted",
+                "{n} answered NotFound, a result, and counted",
+                not_found,
+            ).format(n=not_found)
+        )
     if kinds["unknown tool"]:
-        notes.append(f"{kinds['unknown tool']} named no tool of the agent and recorded none")
+        unknown = kinds["unknown tool"]
+        notes.append(
+            ngettext(
+                "{n} named no tool of the agent and recorded none",
+                "{n} named no tool of the agent and recorded none",
+                unknown,
+            ).format(n=unknown)
+        )
     if kinds["unbound"]:
-        notes.append(f"{kinds['unbound']} had arguments that did not bind and recorded none")
+        unbound = kinds["unbound"]
+        notes.append(
+            ngettext(
+                "{n} had arguments that did not bind and recorded none",
+                "{n} had arguments that did not bind and recorded none",
+                unbound,
+            ).format(n=unbound)
+        )
     if kinds["cut"] or kinds["repeated ids"]:
-        notes.append("a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls")
+        notes.append(_("a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls"))
     if kinds["refused"]:
-        notes.append("a refused call records none")
+        notes.append(_("a refused call records none"))
     return f" ({'; '.join(notes)})" if notes else ""
 
 
 _HOW_TO = {
-    RunStatus.COMPLETED: "for Completed, read_ticket(42) and then finish_review(42) must succeed before the"
-    " model answers with text",
-    RunStatus.INCOMPLETE: "for Incomplete, answer with text (a str or Say) while finish_review(42) has not succeeded",
-    RunStatus.PERMISSION_DENIED: "for PermissionDenied, call a tool whose capability the square leaves out of grant=",
-    RunStatus.REPEATED_CALL: "for RepeatedCall, ask again for a call (same tool, same canonical arguments) already"
-    " admitted `repetitions` times (chapter 5)",
-    RunStatus.TOOL_BUDGET: "for ToolBudget, get `tool_calls` attempts admitted, then ask for one more, each with"
-    " its own signature (chapter 6)",
-    RunStatus.MODEL_BUDGET: "for ModelBudget, keep the model asking for tools until a call beyond `model_calls`"
-    " is needed (chapter 6)",
-    RunStatus.DEADLINE_EXCEEDED: "for DeadlineExceeded, something must still be waiting when `deadline_s` passes,"
-    " e.g. Hang() (chapter 6)",
-    RunStatus.PROVIDER_UNAVAILABLE: "for ProviderUnavailable, a model call must fail to connect:"
-    " a Fail step with a connection error (chapter 7)",
+    RunStatus.COMPLETED: N_(
+        "for Completed, read_ticket(42) and then finish_review(42) must succeed before the model answers with text"
+    ),
+    RunStatus.INCOMPLETE: N_(
+        "for Incomplete, answer with text (a str or Say) while finish_review(42) has not succeeded"
+    ),
+    RunStatus.PERMISSION_DENIED: N_(
+        "for PermissionDenied, call a tool whose capability the square leaves out of grant="
+    ),
+    RunStatus.REPEATED_CALL: N_(
+        "for RepeatedCall, ask again for a call (same tool, same canonical arguments) already"
+        " admitted `repetitions` times (chapter 5)"
+    ),
+    RunStatus.TOOL_BUDGET: N_(
+        "for ToolBudget, get `tool_calls` attempts admitted, then ask for one more, each with"
+        " its own signature (chapter 6)"
+    ),
+    RunStatus.MODEL_BUDGET: N_(
+        "for ModelBudget, keep the model asking for tools until a call beyond `model_calls` is needed (chapter 6)"
+    ),
+    RunStatus.DEADLINE_EXCEEDED: N_(
+        "for DeadlineExceeded, something must still be waiting when `deadline_s` passes, e.g. Hang() (chapter 6)"
+    ),
+    RunStatus.PROVIDER_UNAVAILABLE: N_(
+        "for ProviderUnavailable, a model call must fail to connect: a Fail step with a connection error (chapter 7)"
+    ),
 }
-"""What a bingo square needs for each status, said without naming a rule as a cause."""
+"""What a bingo square needs for each status, said without naming a rule as a cause (in English;
+:func:`how_to` says it in the notebook's language)."""
 
 
 def how_to(wanted: RunStatus) -> str:
     """What a script needs to end with ``wanted``, in one clause (names no rule as a cause)."""
-    return _HOW_TO[RunStatus(wanted)]
+    return _(_HOW_TO[RunStatus(wanted)])
 
 
 def square_hint(explanation: Explanation, wanted: RunStatus) -> str:
@@ -666,4 +747,4 @@ def square_hint(explanation: Explanation, wanted: RunStatus) -> str:
     (same signature, already admitted 1 of 1), but the guard asks the tool budget first (chapter 4);
     for RepeatedCall, ..."``.
     """
-    return "; ".join([*explanation.lines(also=1, must=RunStatus(wanted).value), how_to(wanted)])
+    return _("; ").join([*explanation.lines(also=1, must=RunStatus(wanted).value), how_to(wanted)])

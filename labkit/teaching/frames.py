@@ -18,6 +18,7 @@ from ..core.signature import NonFiniteNumber, canonical
 from ..loops.agents import CUT, UNKNOWN_TOOL
 from ..loops.outcome import RunOutcome
 from . import _inputs
+from .i18n import N_, _, pgettext
 
 if TYPE_CHECKING:
     from ..durable import DecisionStore
@@ -33,8 +34,11 @@ __all__ = [
     "requests_frame",
 ]
 
-WITHHELD = "(withheld)"
-"""Shown instead of the text of a stopped run, which has none."""
+WITHHELD = N_("(withheld)")
+"""Shown instead of the text of a stopped run, which has none (in the notebook's language).
+
+The tables' headers are in the notebook's language too, except the names of labkit's own fields and
+statuses (``kind``, ``name``, ``count``, ``ToolCall``, ``op_id``, ...), which are code."""
 
 
 def events_frame(
@@ -75,16 +79,16 @@ def events_frame(
         longest = max(len(frame) for frame in frames.values())
         if compact:
             columns = {label: _blank_after(_as_text(frame), longest) for label, frame in frames.items()}
-            table = pd.DataFrame(columns, index=pd.RangeIndex(1, longest + 1, name="step"))
-            table.columns.name = "run"
+            table = pd.DataFrame(columns, index=pd.RangeIndex(1, longest + 1, name=_("step")))
+            table.columns.name = _("run")
             return table
-        table = pd.concat(frames, axis=1, names=["run", None])
+        table = pd.concat(frames, axis=1, names=[_("run"), None])
         for label, frame in frames.items():
             for column in ("kind", "name", "count"):
                 table[(label, column)] = _blank_after(frame[column], longest)
         return table
     table = _events_table(source if isinstance(source, RunOutcome) else _events(source))
-    return table.assign(event=_as_text(table))[["event"]] if compact else table
+    return table.assign(**{_("event"): _as_text(table)})[[_("event")]] if compact else table
 
 
 def _as_text(frame: pd.DataFrame) -> pd.Series:
@@ -98,7 +102,7 @@ def _events_table(source: RunOutcome | tuple[ControlEvent, ...]) -> pd.DataFrame
         [(str(e.kind), e.name, e.count) for e in events],
         columns=["kind", "name", "count"],
     )
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="step")
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name=_("step"))
     return frame
 
 
@@ -127,7 +131,7 @@ def _blank_after(values: pd.Series, length: int) -> pd.Series:
     """``values`` (indexed from 1) padded to ``length`` rows with :data:`BLANK`; whole numbers stay ``int``."""
     cells = [*(v.item() if hasattr(v, "item") else v for v in values), *([BLANK] * (length - len(values)))]
     return pd.Series(
-        cells, index=pd.RangeIndex(1, length + 1, name="step"), dtype=object if len(values) < length else None
+        cells, index=pd.RangeIndex(1, length + 1, name=_("step")), dtype=object if len(values) < length else None
     )
 
 
@@ -141,7 +145,7 @@ def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
         stop (``ModelBudget``, ``ToolBudget``, ``RepeatedCall``), the row
         :func:`labkit.teaching.charts.counters_data` highlights. A counter *at* its
         limit did not stop the run: a limit refuses the next attempt, not the
-        last admitted one (SPEC §3.1, §3.3); so no row is marked for
+        last admitted one (docs/guarantees.md, "Limits are exact"; chapter 6); so no row is marked for
         ``Completed``, ``Incomplete``, a deadline, a permission refusal or a
         provider failure. Elapsed time is left out: it varies from run to
         run (the chart shows it).
@@ -152,21 +156,23 @@ def counters_frame(outcome: RunOutcome) -> pd.DataFrame:
     from .charts import counters_data  # the chart's rows: one rule decides, in both places
 
     counted = ("model calls", "tool attempts", "attempts per signature")
-    rows = {row.name: (row.used, row.limit, row.highlighted) for row in counters_data(outcome) if row.name in counted}
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["used", "limit", "stopped here"])
-    frame.index.name = "counter"
+    rows = {
+        _(row.name): (row.used, row.limit, row.highlighted) for row in counters_data(outcome) if row.name in counted
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=[_("used"), _("limit"), _("stopped here")])
+    frame.index.name = _("counter")
     return frame
 
 
 def _answer(result: str | None) -> str:
     if result is None:
-        return "no result"
-    for prefix, label in ((UNKNOWN_TOOL, "unknown tool"), (CUT, "cut at the cap"), ("refused:", "refused")):
+        return _("no result")
+    for prefix, label in ((UNKNOWN_TOOL, N_("unknown tool")), (CUT, N_("cut at the cap")), ("refused:", N_("refused"))):
         if result.startswith(prefix):
-            return label
+            return _(label)
     if result.startswith("cancelled:"):
-        return "cancelled"
-    return "error" if result.startswith("error:") else "result"
+        return _("cancelled")
+    return _("error") if result.startswith("error:") else _("result")
 
 
 def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
@@ -188,8 +194,8 @@ def requests_frame(outcome: RunOutcome) -> pd.DataFrame:
     """
     outcome = _inputs.outcome(outcome, "requests_frame")
     rows = [(r.reply, r.call.id, r.call.name, _answer(r.result)) for r in outcome.tool_requests]
-    frame = pd.DataFrame(rows, columns=["reply", "call id", "tool", "answer"])
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="request")
+    frame = pd.DataFrame(rows, columns=[_("reply"), _("call id"), _("tool"), _("answer")])
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name=_("request"))
     return frame
 
 
@@ -216,16 +222,17 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
             o.count("ToolCall"),
             o.count("ModelCall"),
             o.exit_code,
-            WITHHELD if o.text is None else o.text,
+            _(WITHHELD) if o.text is None else o.text,
         )
         for label, o in pairs
     ]
-    frame = pd.DataFrame(rows, columns=["run", "status", "ToolCall", "ModelCall", "exit code", "text"])
-    return frame.set_index("run")
+    run = _("run")
+    frame = pd.DataFrame(rows, columns=[run, _("status"), "ToolCall", "ModelCall", _("exit code"), _("text")])
+    return frame.set_index(run)
 
 
 def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
-    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (SPEC §3.2)
+    """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (chapter 5)
 
     Args:
         pairs: ``{label: (left_json, right_json)}``, each side a JSON text as a
@@ -266,8 +273,10 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
                     " text, and a tool call holding it fails binding (chapter 5; docs/guarantees.md)"
                 ) from None
         rows.append((label, left, right, texts[0], texts[1], texts[0] == texts[1]))
-    frame = pd.DataFrame(rows, columns=["pair", "left", "right", "canonical left", "canonical right", "same"])
-    return frame.set_index("pair")
+    pair_ = _("pair")
+    left, right = pgettext("a table's column", "left"), pgettext("a table's column", "right")  # not a verdict
+    columns = [pair_, left, right, _("canonical left"), _("canonical right"), _("same")]
+    return pd.DataFrame(rows, columns=columns).set_index(pair_)
 
 
 OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
@@ -275,7 +284,7 @@ OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
 
 
 def operations_frame(store: DecisionStore) -> pd.DataFrame:
-    """The durable operations of a :class:`~labkit.durable.DecisionStore` as a table (SPEC §7).
+    """The durable operations of a :class:`~labkit.durable.DecisionStore` as a table (chapter 9).
 
     Args:
         store: an open decision store.
@@ -293,5 +302,5 @@ def operations_frame(store: DecisionStore) -> pd.DataFrame:
     """
     rows = [(op.op_id, op.tool, op.state.value, op.reason or "", op.result or "") for op in store.operations()]
     frame = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
-    frame.index = pd.RangeIndex(1, len(frame) + 1, name="operation")
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name=_("operation"))
     return frame

@@ -1,8 +1,10 @@
 """The teaching helpers' learner-facing words in the notebook's language: English, or French.
 
 The helpers (:func:`labkit.check`, :func:`labkit.compare`, the panels, the progress table, the
-tables' and charts' labels) mark each learner-facing message with :func:`_`; the standard
-:mod:`gettext` machinery looks it up in the catalogue of the language chosen below
+tables' and charts' labels) mark each learner-facing message with :func:`_` (:func:`ngettext`
+for one whose words follow a number; :func:`pgettext` for a word another place uses differently;
+:func:`N_` for a message kept in a module-level table, translated where it is shown); the
+standard :mod:`gettext` machinery looks it up in the catalogue of the language chosen below
 (``labkit/teaching/locale/fr/LC_MESSAGES/labkit.po``, compiled to ``labkit.mo`` by
 ``scripts/build_messages.py``, which extracts the messages with Babel). A message without a
 translation is shown in English. The console and labkit's exceptions stay English.
@@ -25,7 +27,7 @@ import gettext
 import os
 from pathlib import Path
 
-__all__ = ["ENV", "FRENCH_FOLDERS", "LANGUAGES", "LOCALE", "_", "language"]
+__all__ = ["ENV", "FRENCH_FOLDERS", "LANGUAGES", "LOCALE", "N_", "_", "language", "ngettext", "pgettext"]
 
 ENV = "LABKIT_LANGUAGE"
 LANGUAGES = ("en", "fr")
@@ -56,3 +58,21 @@ def _catalogue(lang: str) -> gettext.NullTranslations:
 def _(message: str) -> str:
     """``message`` in the current :func:`language` (itself when it has no translation)."""
     return _catalogue(language()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """``singular`` or ``plural`` for the number ``n``, in the current :func:`language` (French
+    counts 0 and 1 as singular, English only 1)."""
+    return _catalogue(language()).ngettext(singular, plural, n)
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` as used in ``context`` (one English word, two French ones: ``"permission"`` is a
+    chart's row and, in a sentence, a check the guard asks), in the current :func:`language`."""
+    return _catalogue(language()).pgettext(context, message)
+
+
+def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
+    """``message`` itself: marks a message of a module-level table for extraction; pass it through
+    :func:`_` where it is shown (the language is the one of that moment, not of the import)."""
+    return message

@@ -11,7 +11,7 @@ lives in :mod:`labkit.teaching.widgets`.
   the same script again with the deciding rule loosened).
 * :func:`mystery` / :func:`mysteries` give "mystery scripts": a scripted model,
   limits and grants, shown as a step list with the scenario's name hidden, so
-  the outcome has to be worked out from the rules (SPEC §3), not read from a
+  the outcome has to be worked out from the rules (docs/guarantees.md), not read from a
   name. ``mystery("C").run()`` runs one.
 
 A guess may be left as ``...`` (or ``None``): the learner edition of the
@@ -37,7 +37,7 @@ from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Reply, Say, Step
 from . import _inputs
 from . import progress as _progress
-from .i18n import _
+from .i18n import N_, _
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -125,10 +125,10 @@ def _alike(what: str, said: object, was: object) -> str | None:
         ).format(what=what, said=said, said_type=type(said).__name__, was=was, was_type=type(was).__name__)
     if str(said) != str(was):
         return None
-    return (
-        f"think: {what}: you said {said!r} ({type(said).__name__}), it was {was!r} ({type(was).__name__}):"
+    return _(
+        "think: {what}: you said {said} ({said_type}), it was {was} ({was_type}):"
         " they print alike but are not the same value"
-    )
+    ).format(what=what, said=repr(said), said_type=type(said).__name__, was=repr(was), was_type=type(was).__name__)
 
 
 def _event_text(event: EventGuess) -> str:
@@ -220,10 +220,12 @@ def _feedback(
         if "Middleware" in recorded and "Middleware" not in guessed:
             # true of every run: a call for no tool, or in a reply that is not run, reaches no middleware
             lines.append(
-                "a call the guard sees passes the middleware first (a Middleware event),"
-                " even a call the guard then refuses"
+                _(
+                    "a call the guard sees passes the middleware first (a Middleware event),"
+                    " even a call the guard then refuses"
+                )
             )
-    return tuple(f"think: {line}" for line in lines)
+    return tuple(_("think: {line}").format(line=line) for line in lines)
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -425,7 +427,7 @@ def _events_guess(events: Any) -> Any:
     return tuple(guess)
 
 
-_CHAPTER_REFERENCE = re.compile(r" \(chapter (\d+)\)")
+_CHAPTER_REFERENCE = re.compile(r" \((?:chapter|chapitre) (\d+)\)")  # a hint in English or in French
 
 
 def _no_forward_references(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -607,27 +609,30 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
 
 def _describe_call(call: Call) -> str:
     if isinstance(call.arguments, str):
-        return f"{call.name} with raw arguments {call.arguments}"
+        return _("{tool} with raw arguments {arguments}").format(tool=call.name, arguments=call.arguments)
     arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
     return f"{call.name}({arguments})"
 
 
 def _describe_step(step: Step) -> str:
+    then = _(", then ")
     if isinstance(step, str):
-        return f'answers "{step}" (no tool call)'
+        return _('answers "{text}" (no tool call)').format(text=step)
     if isinstance(step, Say):
-        return f'answers "{step.text}" (no tool call)'
+        return _('answers "{text}" (no tool call)').format(text=step.text)
     if isinstance(step, Call):
-        return f"asks for {_describe_call(step)}"
+        return _("asks for {call}").format(call=_describe_call(step))
     if isinstance(step, Hang):
-        return "never answers"
+        return _("never answers")
     if isinstance(step, Fail):
-        return f"fails to connect ({type(step.error).__name__})"
+        return _("fails to connect ({error})").format(error=type(step.error).__name__)
     if isinstance(step, Reply):
-        asks = ", then ".join(_describe_call(c) for c in step.calls)
-        return f'answers "{step.text}" and asks for {asks}'
+        asks = then.join(_describe_call(c) for c in step.calls)
+        return _('answers "{text}" and asks for {calls}').format(text=step.text, calls=asks)
     calls = list(step)
-    return f"asks for {len(calls)} calls in one reply: " + ", then ".join(_describe_call(c) for c in calls)
+    return _("asks for {n} calls in one reply: {calls}").format(
+        n=len(calls), calls=then.join(_describe_call(c) for c in calls)
+    )
 
 
 class _Forever:
@@ -665,8 +670,10 @@ class Mystery:
     def steps(self) -> tuple[str, ...]:
         """The model's behaviour in words, one line per model call (or one rule for every call)."""
         if isinstance(self.script, _Forever):
-            return (self.script.words,)
-        return tuple(f"call {n}: {_describe_step(step)}" for n, step in enumerate(self.script, start=1))
+            return (_(self.script.words),)
+        return tuple(
+            _("call {n}: {step}").format(n=n, step=_describe_step(step)) for n, step in enumerate(self.script, start=1)
+        )
 
     def scenario(self) -> Scenario:
         """The mystery as a :class:`~labkit.Scenario` (named ``"mystery A"``, its summary hidden)."""
@@ -689,15 +696,15 @@ class Mystery:
         return run(self.scenario(), agent=agent)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
-        granted = ", ".join(sorted(self.capabilities)) or "nothing"
+        granted = ", ".join(sorted(self.capabilities)) or _("nothing")
         return "\n".join(
             [
-                f"Mystery {self.key}",
-                "The model, one step per model call:",
+                _("Mystery {key}").format(key=self.key),
+                _("The model, one step per model call:"),
                 *(f"  {line}" for line in self.steps),
-                f"Limits: {self.limits}",
-                f"Granted: {granted}",
-                "Tools visible to the model: read_ticket (needs ticket.read), finish_review (needs review.finish)",
+                _("Limits: {limits}").format(limits=self.limits),
+                _("Granted: {granted}").format(granted=granted),
+                _("Tools visible to the model: read_ticket (needs ticket.read), finish_review (needs review.finish)"),
             ]
         )
 
@@ -718,7 +725,7 @@ _MYSTERIES = (
     # The broken record with two attempts per signature (RepeatedCall after 2 admitted).
     Mystery(
         "B",
-        _Forever("every call: asks for read_ticket(input=42)", lambda n: _READ_42),
+        _Forever(N_("every call: asks for read_ticket(input=42)"), lambda n: _READ_42),
         Limits(repetitions=2),
     ),
     # Reads the wrong ticket first, then does the job, with two tool attempts: NotFound is a result
@@ -729,7 +736,7 @@ _MYSTERIES = (
     Mystery(
         "D",
         _Forever(
-            "call n: asks for read_ticket(input=42) when n is odd, read_ticket(input=7) when n is even",
+            N_("call n: asks for read_ticket(input=42) when n is odd, read_ticket(input=7) when n is even"),
             lambda n: Call("read_ticket", {"input": 42 if n % 2 else 7}),
         ),
         Limits(repetitions=2),
@@ -739,7 +746,7 @@ _MYSTERIES = (
     # A new id every call, with two model calls and two tool attempts: the model budget refuses first.
     Mystery(
         "F",
-        _Forever("call n: asks for read_ticket(input=n)", lambda n: Call("read_ticket", {"input": n})),
+        _Forever(N_("call n: asks for read_ticket(input=n)"), lambda n: Call("read_ticket", {"input": n})),
         Limits(model_calls=2, tool_calls=2),
     ),
     # The well-behaved model, review.finish not granted (PermissionDenied after one admitted read).

@@ -243,13 +243,15 @@ def _read(path: Path) -> tuple[dict[str, Any], str | None]:
     except FileNotFoundError:
         return _empty(), None
     except (OSError, UnicodeDecodeError) as exc:
-        return _empty(), f"{path.name} could not be read ({type(exc).__name__})"
+        return _empty(), _("{name} could not be read ({error})").format(name=path.name, error=type(exc).__name__)
     try:
         data = json.loads(text)
     except ValueError:
-        return _empty(), f"{path.name} is not valid JSON"
+        return _empty(), _("{name} is not valid JSON").format(name=path.name)
     if not _valid(data):
-        return _empty(), f"{path.name} is not a labkit progress file of format {FORMAT}"
+        return _empty(), _("{name} is not a labkit progress file of format {format}").format(
+            name=path.name, format=FORMAT
+        )
     return data, None
 
 
@@ -325,7 +327,9 @@ def record(
         problem = None
         if note is not None and path.exists():
             os.replace(path, path.with_name(PROGRESS_FILE + ".corrupt"))  # kept for the learner, not misread
-            problem = f"{note}; it was kept as {PROGRESS_FILE}.corrupt and a new file started"
+            problem = _("{note}; it was kept as {kept} and a new file started").format(
+                note=note, kept=f"{PROGRESS_FILE}.corrupt"
+            )
         chapters = data["chapters"]
         entries = chapters.setdefault(name, {"entries": {}})["entries"]
         entry = entries.get(key)
@@ -355,7 +359,9 @@ def record(
         _problem = problem  # an earlier failure is over once a record is made
         return path
     except Exception as exc:  # a record is never worth a failed check
-        _problem = f"the last check could not be recorded ({type(exc).__name__}: {exc})"
+        _problem = _("the last check could not be recorded ({error}: {message})").format(
+            error=type(exc).__name__, message=exc
+        )
         return None
 
 

@@ -57,6 +57,7 @@ from ..loops.runner import run_agent
 from ..loops.scenarios import ALL_CAPABILITIES
 from ..transports.chat import ChatRequest, CountingClient, Message, Transport
 from ..transports.scripted import Script, ScriptedTransport
+from .i18n import _
 
 __all__ = [
     "RUNTIMES",
@@ -179,8 +180,14 @@ class _HostRuntime(ForeignAgent):
         self.kind = "workflow" if asks else "function"  # type: ignore[misc]
 
     def describe(self) -> list[str]:
-        who = "the host's code, asking a model one question at a time" if self.asks else "the host's code, no model"
-        return [f"agent: none ({self.kind}: the next step is chosen by {who})"]
+        if self.asks:
+            return [
+                _(
+                    "agent: none ({kind}: the next step is chosen by the host's code,"
+                    " asking a model one question at a time)"
+                ).format(kind=self.kind)
+            ]
+        return [_("agent: none ({kind}: the next step is chosen by the host's code, no model)").format(kind=self.kind)]
 
     async def respond(self, prompt: str, transcript: list[Message]) -> str | None:
         loop = asyncio.get_running_loop()

@@ -1,4 +1,4 @@
-"""Interactive panels for the workbook: the explorer and the prediction widget (SPEC §8).
+"""Interactive panels for the workbook: the explorer and the prediction widget (chapters 1 and 3).
 
 Teaching helper: importing this module imports ipywidgets, pandas and
 matplotlib (``import labkit`` never does).
@@ -54,7 +54,7 @@ def _check_agent(agent: str) -> AgentKind:
 
 
 def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
-    """The four limit sliders by :class:`Limits` field name (SPEC §3 ranges, kept small for a lesson)."""
+    """The four limit sliders by :class:`Limits` field name (the ranges of :class:`Limits`, kept small for a lesson)."""
     return {
         "model_calls": w.IntSlider(min=0, max=10, description=_("model calls"), style=_STYLE, layout=_WIDE),
         "tool_calls": w.IntSlider(min=0, max=10, description=_("tool attempts"), style=_STYLE, layout=_WIDE),
@@ -79,13 +79,16 @@ def _display_data(data: dict[str, str]) -> dict[str, Any]:
 
 
 def _status_line(scenario: str, agent: str, outcome: RunOutcome) -> str:
-    text = "withheld" if outcome.text is None else html.escape(repr(outcome.text))
+    text = _("withheld") if outcome.text is None else html.escape(repr(outcome.text))
+    where = _("{scenario} / {agent}, limits {limits}").format(
+        scenario=html.escape(scenario), agent=html.escape(agent), limits=html.escape(str(outcome.limits))
+    )
     return (
-        f"<b>{html.escape(outcome.status.value)}</b> &middot; exit code {outcome.exit_code}"
-        f" &middot; ToolCall {outcome.count('ToolCall')} &middot; ModelCall {outcome.count('ModelCall')}"
-        f" &middot; text: {text}"
-        f"<br><span style='opacity:0.7'>{html.escape(scenario)} / {html.escape(agent)},"
-        f" limits {html.escape(str(outcome.limits))}</span>"
+        f"<b>{html.escape(outcome.status.value)}</b> &middot; "
+        + _("exit code {code}").format(code=outcome.exit_code)
+        + f" &middot; ToolCall {outcome.count('ToolCall')} &middot; ModelCall {outcome.count('ModelCall')} &middot; "
+        + _("text: {text}").format(text=text)
+        + f"<br><span style='opacity:0.7'>{where}</span>"
     )
 
 
@@ -116,7 +119,7 @@ class Explorer(w.VBox):
         if self._choices.get(chosen.name) is not chosen:
             self._choices = {chosen.name: chosen, **{k: v for k, v in SCENARIOS.items() if k != chosen.name}}
         self._scenario = w.Dropdown(
-            options=list(self._choices), value=chosen.name, description="scenario", style=_STYLE, layout=_WIDE
+            options=list(self._choices), value=chosen.name, description=_("scenario"), style=_STYLE, layout=_WIDE
         )
         self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
         self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))

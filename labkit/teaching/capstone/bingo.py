@@ -26,11 +26,12 @@ from ...loops.scenarios import ALL_CAPABILITIES, Scenario
 from ...transports.scripted import ScriptedTransport, Step
 from .. import progress as _progress
 from ..explain import explain, how_to, square_hint
+from ..i18n import N_, _, ngettext
 
 __all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
 
 AGENTS = ("simple", "harness")
-"""Every square runs under both agents (SPEC §5: the outcome must not depend on the agent)."""
+"""Every square runs under both agents (chapter 2: the outcome must not depend on the agent)."""
 
 BINGO_LIMITS = Limits(deadline_s=0.5)
 """The limits a square starts from, and the ceiling it may not exceed: the lesson's defaults
@@ -202,7 +203,9 @@ class Bingo(tuple):
 
     def __str__(self) -> str:
         right = sum(square.right for square in self)
-        total = f"{right} of {len(self)} squares right" + (": bingo!" if self.passed else "")
+        total = ngettext("{right} of {squares} squares right", "{right} of {squares} squares right", right).format(
+            right=right, squares=len(self)
+        ) + (_(": bingo!") if self.passed else "")
         return "\n".join([*(square.text for square in self), total])
 
     def __repr__(self) -> str:
@@ -212,10 +215,10 @@ class Bingo(tuple):
         printer.text(str(self))
 
 
-REPEATS = "most attempts of one signature"
+REPEATS = N_("most attempts of one signature")
 """How a bingo line names its third counter, ``most attempts of one signature n/m``: the most
 attempts admitted for any one signature (tool name + canonical arguments) in the run, against
-the ``repetitions`` limit. (Earlier versions printed it as "signature peak".)"""
+the ``repetitions`` limit. (Earlier versions printed it as "signature peak".) Printed in the notebook's language."""
 
 
 def _counters(outcome: RunOutcome) -> str:
@@ -223,25 +226,26 @@ def _counters(outcome: RunOutcome) -> str:
     return (
         f"ModelCall {outcome.count('ModelCall')}/{limits.model_calls}, "
         f"ToolCall {outcome.count('ToolCall')}/{limits.tool_calls}, "
-        f"{REPEATS} {outcome.usage.repetitions}/{limits.repetitions}"
+        f"{_(REPEATS)} {outcome.usage.repetitions}/{limits.repetitions}"
     )
 
 
 def _ended(result: RunOutcome | Exception) -> str:
     if isinstance(result, RunOutcome):
         return f"{result.status.value} ({_counters(result)})"
-    return f"raised {type(result).__name__}: {result}"
+    return _("raised {error}: {message}").format(error=type(result).__name__, message=result)
 
 
 def _advice(wanted: RunStatus, result: RunOutcome | Exception) -> str:
     """The hint: what the run measured (labkit.teaching.explain), then what ``wanted`` needs."""
     if isinstance(result, ScriptExhausted):
-        return f"the script ran out before the run ended: end it with text (a str or Say); {how_to(wanted)}"
-    if isinstance(result, Exception):
-        return (
-            "an error other than a connection failure is a programming error, not a status: the run "
-            f"raises it; {how_to(wanted)}"
+        return _("the script ran out before the run ended: end it with text (a str or Say); {how}").format(
+            how=how_to(wanted)
         )
+    if isinstance(result, Exception):
+        return _(
+            "an error other than a connection failure is a programming error, not a status: the run raises it; {how}"
+        ).format(how=how_to(wanted))
     return square_hint(explain(result), wanted)
 
 
@@ -264,33 +268,39 @@ def _square(wanted: RunStatus, model: object) -> Square:
         return Square(
             wanted,
             "missing",
-            f"{label}no script yet: write board[{wanted.value!r}] = ScriptedModel([...]) (if you did, its cell "
-            "raised an error: fix it and run that cell again)",
+            label
+            + _(
+                "no script yet: write board[{status}] = ScriptedModel([...]) (if you did, its cell"
+                " raised an error: fix it and run that cell again)"
+            ).format(status=repr(wanted.value)),
         )
     if not isinstance(model, ScriptedModel):
         return Square(
             wanted,
             "invalid",
-            f"{label}not a ScriptedModel ({type(model).__name__}): wrap the steps, ScriptedModel([...])",
+            label
+            + _("not a ScriptedModel ({type}): wrap the steps, ScriptedModel([...])").format(type=type(model).__name__),
         )
     if isinstance(model.steps, Sequence) and not model.steps:
         return Square(
             wanted,
             "invalid",
-            f"{label}the script is empty: give at least one step, e.g. ScriptedModel(['Review finished.'])",
+            label + _("the script is empty: give at least one step, e.g. ScriptedModel(['Review finished.'])"),
         )
     outcomes = {agent: _run_square(wanted, model, agent) for agent in AGENTS}
     results = list(outcomes.values())
     right = [r for r in results if isinstance(r, RunOutcome) and r.status is wanted]
     if len(right) == len(results):
-        return Square(wanted, "right", f"{label}right under both agents: {_counters(right[0])}", outcomes)
+        right_text = _("right under both agents: {counters}").format(counters=_counters(right[0]))
+        return Square(wanted, "right", label + right_text, outcomes)
     ended = {_ended(r) for r in results}
     if len(ended) == 1:
-        got = f"both agents: {ended.pop()}"
+        got = _("both agents: {ended}").format(ended=ended.pop())
     else:
         got = "; ".join(f"{agent}: {_ended(r)}" for agent, r in outcomes.items())
     wrong = next(r for r in results if not (isinstance(r, RunOutcome) and r.status is wanted))
-    return Square(wanted, "wrong", f"{label}not yet, {got}. Hint: {_advice(wanted, wrong)}", outcomes)
+    wrong_text = _("not yet, {got}. Hint: {hint}").format(got=got, hint=_advice(wanted, wrong))
+    return Square(wanted, "wrong", label + wrong_text, outcomes)
 
 
 def check_bingo(board: Mapping[str, object]) -> Bingo:

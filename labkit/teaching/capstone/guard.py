@@ -34,6 +34,7 @@ import contextlib
 import dis
 import inspect
 import itertools
+import re
 import textwrap
 import threading
 import types
@@ -43,6 +44,7 @@ from typing import Any
 
 from ...core.errors import UserError
 from .. import progress as _progress
+from ..i18n import N_, _, ngettext
 from . import explore as _explore
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import (
@@ -518,10 +520,24 @@ class _Race:
 
     def setting(self, threads: int, simple: bool = False) -> str:
         before = ", ".join(str(c.attempt) for c in self.script.calls)
-        at_once = " and ".join(f"{c.attempt} in {thread_name(i)}" for i, c in enumerate(self.racing[:threads]))
-        limits = f"a limit of {self.script.tool_calls}" if simple else self.script.setting()
-        first = f"{before} first, then " if before else ""
-        return f"{limits};\n    {first}{at_once} at once"
+        at_once = _(" and ").join(
+            _("{call} in {thread}").format(call=c.attempt, thread=thread_name(i))
+            for i, c in enumerate(self.racing[:threads])
+        )
+        limits = _("a limit of {n}").format(n=self.script.tool_calls) if simple else self.script.setting()
+        if before:
+            return _("{limits};\n    {before} first, then {at_once} at once").format(
+                limits=limits, before=before, at_once=at_once
+            )
+        return _("{limits};\n    {at_once} at once").format(limits=limits, at_once=at_once)
+
+
+def _race_words(name: str) -> str:
+    """A race's name in the notebook's language."""
+    places = re.fullmatch(r"the budget's last (\d+) places", name)
+    if places is not None:
+        return _("the budget's last {n} places").format(n=places[1])
+    return _(name)
 
 
 def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
@@ -537,7 +553,7 @@ def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
         racing = ids[len(before) : len(before) + threads]
         races.append(
             _Race(
-                "the budget's last place" if places == 1 else f"the budget's last {places} places",
+                N_("the budget's last place") if places == 1 else f"the budget's last {places} places",  # _race_words
                 Script(tuple(Call(a) for a in before), tool_calls=tool_calls, repetitions=reps),
                 tuple(Call(a) for a in racing),
                 (Call(ids[len(before) + threads]),),
@@ -547,7 +563,7 @@ def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
     again = () if simple else tuple(Call(a) for a in racing)
     races.append(
         _Race(
-            "room for every thread",
+            N_("room for every thread"),
             Script((), tool_calls=threads + 2, repetitions=reps),
             tuple(Call(a) for a in racing),
             (*again, *(Call(a) for a in ids[threads : threads + 3])),
@@ -557,7 +573,7 @@ def _races(simple: bool, limit: int, threads: int) -> tuple[_Race, ...]:
         r42, r42f = attempt("read_ticket", '{"input": 42}', 42), attempt("read_ticket", '{"input": 42.0}', 42)
         races.append(
             _Race(
-                "the same call twice",
+                N_("the same call twice"),
                 Script((), tool_calls=threads + 2),
                 tuple(Call(a) for a in (r42, r42f, r42)[:threads]),
                 (Call(r42), Call(ids[0])),
@@ -592,8 +608,12 @@ def _answers_text(answers: Sequence[tuple[str, int]], calls: Sequence[Call] | No
     parts = []
     for i, (answer, bodies) in enumerate(answers):
         who = str(calls[i].attempt) if calls is not None else thread_name(i)
-        extra = "" if (answer in (_RAN, "fails")) == bool(bodies) and bodies <= 1 else f" ({bodies} bodies)"
-        parts.append(f"{who} {answer}{extra}")
+        extra = (
+            ""
+            if (answer in (_RAN, "fails")) == bool(bodies) and bodies <= 1
+            else ngettext(" ({n} body)", " ({n} bodies)", bodies).format(n=bodies)
+        )
+        parts.append(f"{who} {_answer(answer)}{extra}")
     return ", ".join(parts)
 
 
@@ -673,20 +693,36 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
         a, b = thread_name(read.thread), thread_name(other.thread)
         at = f" (`{read.line}`)" if read.line else ""
         lines = [
-            f"{a} checked {read.what[len('reads ') :]}{at}, then {b} changed it ({other.what}), "
-            f"then {a} reserved anyway ({own.what})"
+            _(
+                "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
+            ).format(
+                a=a,
+                b=b,
+                state=read.what[len("reads ") :],
+                at=at,
+                change=_what_words(other.what),
+                reservation=_what_words(own.what),
+            )
         ]
         name = own.name
         if not read.locks:
             return (
                 "check_outside_lock",
-                [*lines, f"{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"],
+                [
+                    *lines,
+                    _(
+                        "{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"
+                    ).format(a=a),
+                ],
                 name,
             )
         if not own.locks:
             return (
                 "reservation_outside_lock",
-                [*lines, f"{a}'s reservation held no lock: reserve in the same `with` block as the check"],
+                [
+                    *lines,
+                    _("{a}'s reservation held no lock: reserve in the same `with` block as the check").format(a=a),
+                ],
                 name,
             )
         if not set(read.locks) & set(own.locks):
@@ -694,8 +730,10 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 "two_locks",
                 [
                     *lines,
-                    f"{a} checked under {', '.join(read.locks)} and reserved under {', '.join(own.locks)}: "
-                    "two different locks do not keep each other out; use one",
+                    _(
+                        "{a} checked under {check_locks} and reserved under {reserve_locks}:"
+                        " two different locks do not keep each other out; use one"
+                    ).format(a=a, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks)),
                 ],
                 name,
             )
@@ -704,15 +742,22 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 "check_and_reserve_in_two_steps",
                 [
                     *lines,
-                    f"{a} released {read.locks[-1]} between its check and its reservation: "
-                    "two locked steps are not one; check and reserve in one `with` block",
+                    _(
+                        "{a} released {lock} between its check and its reservation:"
+                        " two locked steps are not one; check and reserve in one `with` block"
+                    ).format(a=a, lock=read.locks[-1]),
                 ],
                 name,
             )
         if not other.locks:
             return (
                 "reservation_outside_lock",
-                [*lines, f"{b} changed {other.name} holding no lock: every change of the state goes under the lock"],
+                [
+                    *lines,
+                    _("{b} changed {state} holding no lock: every change of the state goes under the lock").format(
+                        b=b, state=other.name
+                    ),
+                ],
                 name,
             )
     return "unexplained", [], ""
@@ -742,7 +787,7 @@ def _schedule_lines(ex: Execution, focus: str = "", limit: int = 12) -> list[str
             count = int(whats[-1].split("×")[1]) if "×" in whats[-1] else 1
             whats[-1] = f"pause() ×{count + 1}"  # a run of pauses is one item
         else:
-            whats.append(step.what)
+            whats.append(_what_words(step.what))
     lines: list[str] = []
     for thread, whats in turns:
         for k in range(0, len(whats), 4):
@@ -750,8 +795,39 @@ def _schedule_lines(ex: Execution, focus: str = "", limit: int = 12) -> list[str
             lines.append(f"    {lead}  " + " · ".join(whats[k : k + 4]))
     if len(lines) > limit:  # keep how it starts and how it ends
         head, tail = (limit - 1) // 2, limit - 1 - (limit - 1) // 2
-        lines = [*lines[:head], f"    ... ({len(lines) - head - tail} lines)", *lines[-tail:]]
+        lines = [*lines[:head], _("    ... ({n} lines)").format(n=len(lines) - head - tail), *lines[-tail:]]
     return lines
+
+
+_WHAT_PATTERNS = tuple(
+    (re.compile(pattern), words)
+    for pattern, words in (
+        (r"takes (?P<lock>.+)", N_("takes {lock}")),
+        (r"releases (?P<lock>.+)", N_("releases {lock}")),
+        (r"tries (?P<lock>.+): taken", N_("tries {lock}: taken")),
+        (r"tries (?P<lock>.+): at 0", N_("tries {lock}: at 0")),
+        (r"waits for (?P<lock>.+)", N_("waits for {lock}")),
+        (r"waits on (?P<lock>.+)", N_("waits on {lock}")),
+        (r"reads (?P<state>.+)", N_("reads {state}")),
+        (r"changes (?P<state>.+)", N_("changes {state}")),
+        (r"runs its body", N_("runs its body")),
+        (r"returns (?P<answer>.+)", N_("returns {answer}")),
+    )
+)
+"""What a thread did at one step of a schedule (:meth:`Execution.note`'s words, which the checker reads
+in English), as a report shows it."""
+
+
+def _what_words(what: str) -> str:
+    """One step of a schedule in the notebook's language (``x = 1`` and ``pause()`` are code: as they are)."""
+    for pattern, words in _WHAT_PATTERNS:
+        match = pattern.fullmatch(what)
+        if match is not None:
+            found = match.groupdict()
+            if "answer" in found:
+                found["answer"] = _answer(found["answer"])
+            return _(words).format(**found)
+    return what
 
 
 # -- the verdict --------------------------------------------------------------------------------------
@@ -802,9 +878,13 @@ class GuardReport:
 
     def __str__(self) -> str:
         if self.passed:
-            lines = [f"{self.guard}: correct", f"  {self.summary}"]
+            lines = [_("{guard}: correct").format(guard=self.guard), f"  {self.summary}"]
         else:
-            lines = [f"{self.guard}: not a correct guard", *self.details, *(f"  why: {p}" for p in self.problems)]
+            lines = [
+                _("{guard}: not a correct guard").format(guard=self.guard),
+                *self.details,
+                *(_("  why: {problem}").format(problem=p) for p in self.problems),
+            ]
         return "\n".join(_wrap(part) for line in lines for part in line.split("\n"))
 
     def __repr__(self) -> str:
@@ -825,14 +905,14 @@ def _explain_alone(
     singles = [f for f in faults if same(f.rules)]
     if singles:
         ids = tuple(dict.fromkeys(f.id for f in singles))
-        words = list(dict.fromkeys(f.words for f in singles))
+        words = list(dict.fromkeys(f.said for f in singles))
         return ids, words[:2]
     for f, g in itertools.combinations(faults, 2):
         if f.id == g.id:
             continue
         merged = _merge(f.rules, g.rules)
         if merged is not None and same(merged):
-            return (f.id, g.id), [f.words, g.words]
+            return (f.id, g.id), [f.said, g.said]
     return (), []
 
 
@@ -901,8 +981,10 @@ def check_guard(
         report = GuardReport(
             guard_class.__name__,
             (
-                f"the guard writes a global or an enclosing variable ({', '.join(outside)}): a guard's counts belong "
-                "to the guard, one per run, so keep them on self",
+                _(
+                    "the guard writes a global or an enclosing variable ({names}): a guard's counts belong"
+                    " to the guard, one per run, so keep them on self"
+                ).format(names=", ".join(outside)),
             ),
             ("state_outside_self",),
             found_in="alone",
@@ -972,9 +1054,13 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
             kind = _problem_kind(answers)
             return GuardReport(
                 guard_class.__name__,
-                (f"with one thread: {answers}",),
+                (_("with one thread: {problem}").format(problem=_problem_words(answers)),),
                 (kind,),
-                (f"  on: {script.setting()}; " + ", ".join(str(c) for c in script.calls),),
+                (
+                    _("  on: {setting}; {calls}").format(
+                        setting=script.setting(), calls=", ".join(map(str, script.calls))
+                    ),
+                ),
                 len(tried) + 1,
                 found_in="alone",
             )
@@ -991,22 +1077,32 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         result, run = _race_once(subject, race, threads, files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
         schedules += result.schedules
         if not result.complete:
-            incomplete.append(f"{race.name}: up to {result.bound - 1} preemptions complete")
+            incomplete.append(
+                _("{race}: up to {bound} preemptions complete").format(
+                    race=_race_words(race.name), bound=result.bound - 1
+                )
+            )
         if result.failure is not None:
             return _report_race(guard_class.__name__, run, result, len(tried), schedules)
         if first is None:
             first = run
     calls = sum(len(s.calls) for s, _ in tried)
-    summary = (
-        f"every call alone got the rules' answer ({len(tried)} scripts, {calls} calls), and no schedule of "
-        f"{len(_races(simple, limit, threads))} races of {threads} threads with up to {bound} preemptions broke it "
-        f"({schedules:,} schedules)"
+    summary = _(
+        "every call alone got the rules' answer ({scripts} scripts, {calls} calls), and no schedule of"
+        " {races} races of {threads} threads with up to {bound} preemptions broke it ({schedules} schedules)"
+    ).format(
+        scripts=len(tried),
+        calls=calls,
+        races=len(_races(simple, limit, threads)),
+        threads=threads,
+        bound=bound,
+        schedules=f"{schedules:,}",
     )
     if incomplete:
-        summary += (
-            f"; the cap of {MAX_SCHEDULES:,} schedules per race stopped the search before it had tried every "
-            f"schedule ({', '.join(incomplete)}): what was not tried was not judged"
-        )
+        summary += _(
+            "; the cap of {cap} schedules per race stopped the search before it had tried every"
+            " schedule ({incomplete}): what was not tried was not judged"
+        ).format(cap=f"{MAX_SCHEDULES:,}", incomplete=", ".join(incomplete))
     shown = first
     return GuardReport(
         guard_class.__name__,
@@ -1054,11 +1150,17 @@ def _report_alone(
     right = REFERENCE.run(script)
     k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
     ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS)
-    before = ", ".join(f"{c.attempt} {a[0]}" for c, a in zip(script.calls[:k], right[:k], strict=True))
+    before = ", ".join(f"{c.attempt} {_answer(a[0])}" for c, a in zip(script.calls[:k], right[:k], strict=True))
+    setting = script.setting() if not subject.simple else _("a limit of {n}").format(n=script.tool_calls)
     details = [
-        f"  alone, with {script.setting() if not subject.simple else f'a limit of {script.tool_calls}'}"
-        + (f", after {before}" if before else ""),
-        f"  {script.calls[k]}: your guard {_answer_words(answers[k])}; the rules: {_answer_words(right[k])}",
+        (
+            _("  alone, with {setting}, after {before}").format(setting=setting, before=before)
+            if before
+            else _("  alone, with {setting}").format(setting=setting)
+        ),
+        _("  {call}: your guard {yours}; the rules: {rules}").format(
+            call=script.calls[k], yours=_answer_words(answers[k]), rules=_answer_words(right[k])
+        ),
     ]
     if words:
         problems = tuple(words)
@@ -1069,25 +1171,91 @@ def _report_alone(
             for a in result
         )
     ):
-        problems = ("admit is not written yet: return body()'s result, or why the call is refused",)
+        problems = (_("admit is not written yet: return body()'s result, or why the call is refused"),)
         details = []  # every call got the same non-answer: no call to show
     elif answers[k][0].startswith(("raised", "returned")):
-        problems = (f"admit {answers[k][0]}",)
+        problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
     else:
-        problems = ("this call got another answer than the rules give (no known mistake explains every answer)",)
+        problems = (_("this call got another answer than the rules give (no known mistake explains every answer)"),)
     return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone")
 
 
 def _answer_words(answer: tuple[str, int]) -> str:
     text, bodies = answer
-    said = {"ran": "ran it", "fails": "ran it (the body failed)"}.get(text, text)
-    if text in REFUSAL.values():
-        said = f"refused it: {text}"
+    if text == "ran":
+        said = _("ran it")
+    elif text == "fails":
+        said = _("ran it (the body failed)")
+    elif text in REFUSAL.values():
+        said = _("refused it: {status}").format(status=text)
+    else:
+        said = _answer(text)
     if text not in ("ran", "fails") and bodies:
-        said += f", after running its body{'' if bodies == 1 else f' {bodies} times'}"
+        said += ngettext(", after running its body", ", after running its body {n} times", bodies).format(n=bodies)
     if text in ("ran", "fails") and bodies != 1:
-        said += f" (its body ran {bodies} times)"
+        said += ngettext(" (its body ran {n} time)", " (its body ran {n} times)", bodies).format(n=bodies)
     return said
+
+
+_ANSWERS = {"ran": N_("ran"), "fails": N_("fails"), "did not return": N_("did not return")}
+"""An answer of ``admit`` in a report's words (a refusal is its status, which stays as it is)."""
+
+_ANSWER_PATTERNS = (
+    (re.compile(r"returned (?P<value>.*), not True or False"), N_("returned {value}, not True or False")),
+    (
+        re.compile(r"returned something else than what body\(\) returned"),
+        N_("returned something else than what body() returned"),
+    ),
+    (
+        re.compile(r"returned (?P<value>.*), not a refusal \((?P<refusals>[^()]*)\)"),
+        N_("returned {value}, not a refusal ({refusals})"),
+    ),
+    (re.compile(r"raised (?P<error>.*)"), N_("raised {error}")),
+)
+
+
+def _answer(text: str) -> str:
+    """An answer (``"ran"``, ``"ToolBudget"``, ``"raised ValueError: ..."``) in the notebook's language; the
+    answers themselves stay English (they are compared with the rules' answers)."""
+    if text in _ANSWERS:
+        return _(_ANSWERS[text])
+    for pattern, words in _ANSWER_PATTERNS:
+        match = pattern.fullmatch(text)
+        if match is not None:
+            return _(words).format(**match.groupdict())
+    return text
+
+
+_PROBLEM_PATTERNS = (
+    (
+        re.compile(r"admit did not return after (?P<steps>[\d,]+) steps \(an endless loop\?\)"),
+        N_("admit did not return after {steps} steps (an endless loop?)"),
+    ),
+    (
+        re.compile(r"deadlock: (?P<waits>.*) \(a lock taken twice, or never released\?\)"),
+        N_("deadlock: {waits} (a lock taken twice, or never released?)"),
+    ),
+    (re.compile(r"(?P<thread>[A-Z]) raised (?P<error>.*)", re.S), N_("{thread} raised {error}")),
+)
+
+
+def _problem_words(problem: str) -> str:
+    """A problem the scheduler or a lone run gave (English: :func:`_problem_kind` reads it) in the
+    notebook's language, when it is one of the common ones."""
+    for pattern, words in _PROBLEM_PATTERNS:
+        match = pattern.fullmatch(problem)
+        if match is not None:
+            found = match.groupdict()
+            if "waits" in found:  # "A waits for self.lock, B waits for ..."
+                found["waits"] = ", ".join(_waits_words(part) for part in found["waits"].split(", "))
+            return _(words).format(**found)
+    return problem
+
+
+def _waits_words(wait: str) -> str:
+    """``"A waits for self.lock"`` (the scheduler's words for a deadlock) in the notebook's language."""
+    match = re.fullmatch(r"(?P<thread>[A-Z]) waits for (?P<lock>.+)", wait)
+    return _("{thread} waits for {lock}").format(**match.groupdict()) if match is not None else wait
 
 
 def _report_race(
@@ -1099,9 +1267,9 @@ def _report_race(
     if ex.problem:
         return GuardReport(
             name,
-            (f"with {run.threads} threads: {ex.problem}",),
+            (_("with {threads} threads: {problem}").format(threads=run.threads, problem=_problem_words(ex.problem)),),
             (_problem_kind(ex.problem),),
-            (f"  race: {race.setting(run.threads, run.simple)}", *_schedule_lines(ex)),
+            (_("  race: {setting}").format(setting=race.setting(run.threads, run.simple)), *_schedule_lines(ex)),
             scripts_tried,
             schedules,
             found_in="race",
@@ -1113,23 +1281,28 @@ def _report_race(
         if bodies > _admitted(run.answers):
             fault, why = (
                 "body_for_refused_call",
-                ["a body ran for a call the guard refused: decide first, then run the body"],
+                [_("a body ran for a call the guard refused: decide first, then run the body")],
             )
-        elif _admitted(run.answers) < max(_admitted(a) for a, _ in run.allowed):
-            fault, why = "too_few_admitted", ["the guard refused a call that no order of the calls refuses"]
-    allowed = " or ".join(dict.fromkeys(_answers_text(a) for a, _ in run.allowed))
-    after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.allowed[0][1], strict=True))
+        elif _admitted(run.answers) < max(_admitted(a) for a, _b in run.allowed):
+            fault, why = "too_few_admitted", [_("the guard refused a call that no order of the calls refuses")]
+    allowed = _(" or ").join(dict.fromkeys(_answers_text(a) for a, _b in run.allowed))
+    after = ", ".join(f"{c.attempt} {_answer(a)}" for c, (a, _b) in zip(race.after, run.allowed[0][1], strict=True))
     # not strict: run.after stays () (or another schedule's) when a thread raised before the judge ran the calls after
-    yours_after = ", ".join(f"{c.attempt} {a}" for c, (a, _) in zip(race.after, run.after, strict=False))
+    yours_after = ", ".join(f"{c.attempt} {_answer(a)}" for c, (a, _b) in zip(race.after, run.after, strict=False))
     details = [
-        f"  race ({race.name}): {race.setting(run.threads, run.simple)}",
-        f"  your guard: {_answers_text(run.answers)}; then {yours_after}",
-        f"  the rules, in some order: {allowed}; then {after}",
-        f"  the shortest schedule that breaks it ({ex.preemptions} preemption{'s' * (ex.preemptions != 1)}, "
-        f"found in {result.schedules:,} schedules):",
+        _("  race ({race}): {setting}").format(
+            race=_race_words(race.name), setting=race.setting(run.threads, run.simple)
+        ),
+        _("  your guard: {answers}; then {after}").format(answers=_answers_text(run.answers), after=yours_after),
+        _("  the rules, in some order: {allowed}; then {after}").format(allowed=allowed, after=after),
+        ngettext(
+            "  the shortest schedule that breaks it ({n} preemption, found in {schedules} schedules):",
+            "  the shortest schedule that breaks it ({n} preemptions, found in {schedules} schedules):",
+            ex.preemptions,
+        ).format(n=ex.preemptions, schedules=f"{result.schedules:,}"),
         *_schedule_lines(ex, focus),
     ]
-    problem = why[-1] if why else "one schedule of the race gives answers no order of the calls gives"
+    problem = why[-1] if why else _("one schedule of the race gives answers no order of the calls gives")
     return GuardReport(
         name,
         (problem,),

@@ -21,11 +21,12 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ...core.signature import canonical, signature
+from ..i18n import N_, _, pgettext
 
 __all__ = [
     "Attempt",
@@ -43,10 +44,10 @@ CHECKS = ("cancelled", "permission", "tool_budget", "repetition")
 """The guard's checks in labkit's order: the run's cancellation, then the three rules."""
 
 CHECK_WORDS = {
-    "cancelled": "the cancellation check",
-    "permission": "permission",
-    "tool_budget": "the tool budget",
-    "repetition": "the repetition rule",
+    "cancelled": N_("the cancellation check"),
+    "permission": "permission",  # in a sentence: _check_words
+    "tool_budget": N_("the tool budget"),
+    "repetition": N_("the repetition rule"),
 }
 
 REFUSAL = {
@@ -135,10 +136,10 @@ class Call:
     def __str__(self) -> str:
         text = str(self.attempt)
         if self.body == "fails":
-            text += " whose body fails"
+            text = _("{call} whose body fails").format(call=text)
         elif self.body == "cancels":
-            text += " during whose body the run is cancelled"
-        return ("(run cancelled) " if self.cancel_before else "") + text
+            text = _("{call} during whose body the run is cancelled").format(call=text)
+        return (_("(run cancelled) ") if self.cancel_before else "") + text
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,10 @@ class Script:
     granted: frozenset[str] = GRANTED
 
     def setting(self) -> str:
-        granted = ", ".join(sorted(self.granted)) or "nothing"
-        return f"tool_calls={self.tool_calls}, repetitions={self.repetitions}, granted: {granted}"
+        granted = ", ".join(sorted(self.granted)) or _("nothing")
+        return _("tool_calls={tool_calls}, repetitions={repetitions}, granted: {granted}").format(
+            tool_calls=self.tool_calls, repetitions=self.repetitions, granted=granted
+        )
 
 
 # -- the rules, and one way at a time to get them wrong --------------------------------
@@ -275,8 +278,24 @@ class Fault:
     rules: Rules
     words: str
 
+    @property
+    def said(self) -> str:
+        """:attr:`words` in the notebook's language (:attr:`words` itself is the English)."""
+        if self.rules.order != REFERENCE.order:
+            return _order_words(self.rules.order, _)[1]
+        return _(self.words)
 
-def _order_words(order: tuple[str, ...]) -> tuple[str, str]:
+
+def _check_words(check: str, _: Callable[[str], str]) -> str:
+    """A check's name in a sentence, in the language ``_`` gives (the default, :func:`N_`: English)."""
+    if check == "permission":
+        return pgettext("a check in a sentence", "permission") if _ is not N_ else "permission"
+    return _(CHECK_WORDS[check])
+
+
+def _order_words(order: tuple[str, ...], _: Callable[[str], str] = N_) -> tuple[str, str]:
+    """The fault id and the words of a guard that asks ``order``'s checks; ``_`` translates them
+    (the default keeps the English: :data:`FAULTS` is made at import)."""
     missing = [c for c in CHECKS if c not in order]
     if missing:
         name = missing[0]
@@ -287,14 +306,18 @@ def _order_words(order: tuple[str, ...]) -> tuple[str, str]:
             "repetition": "no_repetition_rule",
         }
         if name == "cancelled":
-            return ids[name], "your guard does not check cancellation before the rules: a cancelled run admits nothing"
-        return ids[name], f"your guard never asks {CHECK_WORDS[name]}"
+            return ids[name], _(
+                "your guard does not check cancellation before the rules: a cancelled run admits nothing"
+            )
+        return ids[name], _("your guard never asks {check}").format(check=_check_words(name, _))
     for a, b in itertools.combinations(CHECKS, 2):
         if order.index(a) > order.index(b):
             return (
                 "rules_in_wrong_order",
-                f"your guard asks {CHECK_WORDS[b]} before {CHECK_WORDS[a]}; when both would refuse a call, "
-                f"the first in labkit's order (cancellation, permission, tool budget, repetition) names the stop",
+                _(
+                    "your guard asks {second} before {first}; when both would refuse a call, "
+                    "the first in labkit's order (cancellation, permission, tool budget, repetition) names the stop"
+                ).format(second=_check_words(b, _), first=_check_words(a, _)),
             )
     raise AssertionError(order)
 
@@ -304,28 +327,32 @@ def _faults() -> tuple[Fault, ...]:
         Fault(
             "budget_admits_one_too_many",
             Rules(budget_slack=1),
-            "the tool budget admits one attempt too many: refuse once admitted >= tool_calls (`>` lets one more in)",
+            N_(
+                "the tool budget admits one attempt too many: refuse once admitted >= tool_calls (`>` lets one more in)"
+            ),
         ),
         Fault(
             "budget_refuses_one_too_early",
             Rules(budget_slack=-1),
-            "the tool budget refuses one attempt too early: tool_calls attempts may run, the next is refused",
+            N_("the tool budget refuses one attempt too early: tool_calls attempts may run, the next is refused"),
         ),
         Fault(
             "repetition_admits_one_too_many",
             Rules(repeat_slack=1),
-            "the repetition rule admits one repeat too many: refuse once a signature was seen >= repetitions times",
+            N_("the repetition rule admits one repeat too many: refuse once a signature was seen >= repetitions times"),
         ),
         Fault(
             "repetition_refuses_one_too_early",
             Rules(repeat_slack=-1),
-            "the repetition rule refuses too early: a signature may run `repetitions` times",
+            N_("the repetition rule refuses too early: a signature may run `repetitions` times"),
         ),
         Fault(
             "signature_from_raw_text",
             Rules(key="raw"),
-            "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
-            "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)",
+            N_(
+                "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
+                "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"
+            ),
         ),
         Fault(
             "signature_from_parsed_text",
@@ -337,46 +364,56 @@ def _faults() -> tuple[Fault, ...]:
         Fault(
             "signature_per_tool",
             Rules(key="tool"),
-            "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too",
+            N_(
+                "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"
+            ),
         ),
         Fault(
             "signature_ignores_tool",
             Rules(key="arguments"),
-            "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
-            "the tool name counts too",
+            N_(
+                "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
+                "the tool name counts too"
+            ),
         ),
         Fault(
             "failed_body_refunded",
             Rules(refund="budget"),
-            "a failed body's attempt is given back (or counted only when the body succeeds); the "
-            "reservation stands even if the body fails",
+            N_(
+                "a failed body's attempt is given back (or counted only when the body succeeds); the "
+                "reservation stands even if the body fails"
+            ),
         ),
         Fault(
             "failed_body_refunded",
             Rules(refund="both"),
-            "a failed body's attempt and its signature are given back (or counted only when the body "
-            "succeeds); the reservation stands even if the body fails",
+            N_(
+                "a failed body's attempt and its signature are given back (or counted only when the body "
+                "succeeds); the reservation stands even if the body fails"
+            ),
         ),
         Fault(
             "budget_per_tool",
             Rules(budget_per_tool=True),
-            "the tool budget is counted per tool; it counts every attempt of the run, whatever the tool",
+            N_("the tool budget is counted per tool; it counts every attempt of the run, whatever the tool"),
         ),
         Fault(
             "refused_calls_counted",
             Rules(count_refused=True),
-            "refused calls are counted against the budget; only admitted attempts count",
+            N_("refused calls are counted against the budget; only admitted attempts count"),
         ),
         Fault(
             "no_recheck_after_body",
             Rules(recheck=False),
-            "cancellation is not checked again after the body: a run cancelled while the body ran must "
-            "not report the body's result",
+            N_(
+                "cancellation is not checked again after the body: a run cancelled while the body ran must "
+                "not report the body's result"
+            ),
         ),
         Fault(
             "body_before_check",
             Rules(body_first=True),
-            "the body runs before the checks, so refused calls ran their body; decide first, then run it",
+            N_("the body runs before the checks, so refused calls ran their body; decide first, then run it"),
         ),
     ]
     for size in range(len(CHECKS), 0, -1):
