@@ -763,9 +763,9 @@ HARDENING = (
     "run's loop in a task of its own, so the deadline can abandon a cleanup that ignores cancellation (a future, a "
     "context, a task and two more event-loop turns, ~7 µs); a body's shape read from what it is made of instead "
     "of a per-function cache that kept runs alive (~5 µs for two tools); limits and capabilities checked at the "
-    "scope's door (~2.3 µs); the guard asking its rules in their documented order and checking again after a body (~1.3 µs "
-    "for two calls); argument checks of the agents (~1 µs). Issue 13 recovered part of it (below); the task, the "
-    "shape key and the door checks are the behaviour itself and stay."
+    "scope's door (~2.3 µs); the guard asking its rules in their documented order and checking again after a body "
+    "(~1.3 µs for two calls); argument checks of the agents (~1 µs). Issue 13 recovered part of it (below); the "
+    "task, the shape key and the door checks are the behaviour itself and stay."
 )
 
 WHY = [

@@ -24,7 +24,7 @@ import labkit
 LAYOUT = {
     "core": (
         *("limits", "events", "signature", "arguments", "binding", "rules", "bodies", "guarded", "cancellation"),
-        *("lifecycle", "scope", "errors", "_machinery", "_frozen", "_sync", "_workers"),
+        *("lifecycle", "scope", "errors", "_machinery"),
     ),
     "transports": ("chat", "scripted", "live"),
     "loops": ("agents", "running", "runner", "outcome", "scenarios", "review", "telemetry"),
@@ -39,7 +39,7 @@ version, and the adapters (unchanged)."""
 
 # Modules ``import labkit`` must not load (third-party libraries the core never needs, and labkit's own
 # lazily loaded modules).
-LAZY = ("live", "telemetry", "frames", "charts", "widgets", "predict", "spans", "direct", "capstone", "_frozen")
+LAZY = ("live", "telemetry", "frames", "charts", "widgets", "predict", "spans", "direct", "capstone")
 HEAVY = ("pandas", "matplotlib", "ipywidgets", "IPython", "openai", "opentelemetry")
 
 PACKAGE_DIR = Path(labkit.__file__).parent

@@ -1,4 +1,4 @@
-"""labkit.core._workers: sync bodies on a worker pool that a stuck body never holds (SPEC §3.4)."""
+"""labkit.core._machinery.workers: sync bodies on a worker pool that a stuck body never holds (docs/guarantees.md)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ teaches the guard). Read the modules in this order; each reads top to bottom:
 What makes Python keep these promises (worker threads, the sync bridge and its kept loops,
 abandonment, shared shapes and events, read-only JSON) is the private package
 :mod:`labkit.core._machinery`, whose docstring says what each piece buys, with its benchmark.
-(``_sync``, ``_workers`` and ``_frozen`` are its old paths, kept for code not yet moved.)
 
 Core-light: the standard library and pydantic only. The public names are
 re-exported by :mod:`labkit` itself (``labkit.Limits``, ``labkit.ExecutionScope``, ...).

@@ -44,8 +44,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from ..adapters import ForeignAgent
-from ..core import _workers
-from ..core._sync import run_sync
+from ..core._machinery import workers as _workers
+from ..core._machinery.sync import run_sync
 from ..core.errors import InputError
 from ..core.events import ControlEvent, EventKind
 from ..core.limits import Limits
