@@ -56,6 +56,10 @@ GENERIC_NUDGE = (
 """The nudge for a predict cell that has no ``metadata["labkit"]["hint"]`` of its own."""
 
 
+SCAFFOLD_WIDTH = 90
+"""A scaffold line longer than this (one guess per label) is written one label per line, so none is cut off."""
+
+
 def scaffold(source: str) -> str:
     """Replace the value of every top-level ``name = value`` with ``...  # your guess``.
 
@@ -72,7 +76,11 @@ def scaffold(source: str) -> str:
     for node in reversed(tree.body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
-            lines[start : end + 1] = [f"{node.targets[0].id} = {_blank(node.value)}  # your guess"]
+            line = f"{node.targets[0].id} = {_blank(node.value)}  # your guess"
+            if len(line) > SCAFFOLD_WIDTH and line.endswith("}  # your guess"):  # one label per line, all in view
+                labels = _blank(node.value)[1:-1].split(", ")
+                line = "\n".join([f"{node.targets[0].id} = {{  # your guess", *(f"    {lb}," for lb in labels), "}"])
+            lines[start : end + 1] = [line]
             replaced = True
     if not replaced:
         raise SystemExit('a solution cell must assign the guesses, e.g. my_status = "RepeatedCall"')
@@ -212,7 +220,10 @@ def readme(chapters: list[navigation.Chapter], appendices: list[navigation.Appen
 
 SCAFFOLD_LINE = "= ...  # your guess"
 # An untouched scaffold line: `name = ...` or, for one guess per label, `name = {"a": ..., "b": ...}`.
-UNTOUCHED = re.compile(r'\w+ = (\.\.\.|\{"[^"]*": \.\.\.(, "[^"]*": \.\.\.)*\})  # your guess')
+UNTOUCHED = re.compile(
+    r'\w+ = (\.\.\.|\{"[^"]*": \.\.\.(, "[^"]*": \.\.\.)*\})  # your guess'  # one line
+    r'|\w+ = \{  # your guess|    "[^"]*": \.\.\.,|\}'  # or one label per line
+)
 LEARNER_COPY = "my-workbook"
 
 

@@ -349,9 +349,9 @@ def test_in_a_kernel_records_are_keyed_by_notebook_and_cell(
     assert (second["attempts"], second["right_first"], second["right"]) == (2, False, True)
     mine = progress().chapter("10_capstone.ipynb")
     assert [e.where for e in mine.entries] == [
-        "cell 2, under \u201cPredict: who stops first\u201d",
-        "cell 4, under \u201cTwo at once\u201d",
-        "cell 4, under \u201cTwo at once\u201d",
+        "under \u201cPredict: who stops first\u201d",  # the heading a learner sees, not a cell number
+        "under \u201cTwo at once\u201d",
+        "under \u201cTwo at once\u201d",
     ]
 
 
@@ -407,3 +407,20 @@ def test_running_the_repositorys_notebooks_under_nbval_writes_nothing_into_it(ed
     assert done.returncode == 0, done.stdout[-3000:]
     data = json.loads((tmp_path / PROGRESS_FILE).read_text(encoding="utf-8"))
     assert sum(len(c["entries"]) for c in data["chapters"].values()) >= 2
+
+
+@pytest.mark.parametrize(
+    ("attempts", "right_first", "right", "state"),
+    [
+        (0, None, None, "not tried yet"),
+        (1, True, True, "right first time"),
+        (2, False, True, "right"),
+        (2, True, False, "right first time, but your last guess is not"),
+        (2, False, False, "not right yet"),
+    ],
+)
+def test_an_entry_states_one_thing_about_its_guesses(attempts, right_first, right, state) -> None:
+    from labkit.teaching.progress import Entry
+
+    entry = Entry("k", "status", "check", attempts, right_first, right, "")
+    assert str(entry) == f"status: {state}"

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"
@@ -92,6 +94,25 @@ def test_scaffold_keeps_names_and_hides_values():
     assert book.scaffold(source) == "my_status = ...  # your guess\nmy_tool_calls = ...  # your guess"
     with pytest.raises(SystemExit):
         book.scaffold("print('no guess here')")
+
+
+@settings(max_examples=60, deadline=None)
+@given(labels=st.lists(st.text("abcdefgh-_ ", min_size=1, max_size=16), min_size=1, max_size=8, unique=True))
+def test_a_long_guess_per_label_is_one_label_per_line_and_still_reads_as_untouched(labels):
+    book = load("build_workbook")
+    source = "my_same = {" + ", ".join(f"{label!r}: True" for label in labels) + "}"
+    scaffold = book.scaffold(source)
+    lines = scaffold.splitlines()
+    ast.parse(scaffold)  # valid Python, every value ...
+    assert all(len(line) <= book.SCAFFOLD_WIDTH + 20 for line in lines)
+    single = "my_same = {" + ", ".join(f'"{label}": ...' for label in labels) + "}  # your guess"
+    assert (len(lines) == 1) == (len(single) <= book.SCAFFOLD_WIDTH)
+    assert all(f'"{label}"' in scaffold for label in labels) and "True" not in scaffold
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(scaffold, metadata={"tags": ["guess"]}))
+    assert not book.holds_saved_work(nb)  # the generated scaffold is not saved work
+    nb.cells[0].source = scaffold.replace("...", "True", 1)
+    assert book.holds_saved_work(nb)  # one label filled in is
 
 
 def test_one_guess_per_label_keeps_its_labels_and_hides_its_values():

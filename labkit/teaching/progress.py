@@ -378,7 +378,7 @@ class Entry(NamedTuple):
         attempts: checks run with a guess (0: seen, never tried).
         right_first: the first guess was right (``None`` before any guess).
         right: the last guess was right (``None`` before any guess).
-        where: the cell (``"cell 14"``) and the section heading above it, when known; else the cell id.
+        where: the section heading above the cell, when known; else the cell (``"cell 14"``) or its id.
     """
 
     key: str
@@ -400,9 +400,13 @@ class Entry(NamedTuple):
         return not self.done or not self.right
 
     def __str__(self) -> str:
-        state = _("not tried yet") if not self.done else _("right") if self.right else _("not right yet")
-        first = _(", right first time") if self.right_first else ""
-        return f"{self.label}: {state}{first}" + (f" ({self.where})" if self.where else "")
+        if not self.done:
+            state = _("not tried yet")
+        elif self.right:
+            state = _("right first time") if self.right_first else _("right")
+        else:  # the last guess is wrong; it may still have been right the first time
+            state = _("right first time, but your last guess is not") if self.right_first else _("not right yet")
+        return f"{self.label}: {state}" + (f" ({self.where})" if self.where else "")
 
 
 class ChapterProgress(NamedTuple):
@@ -438,9 +442,10 @@ def _tried(entry: Entry) -> str:
 
 def _where(entry: dict[str, Any]) -> str:
     number, section = entry.get("cell_number"), entry.get("section") or ""
+    if section:  # the heading a learner sees; JupyterLab shows no cell numbers
+        return _("under \u201c{section}\u201d").format(section=section)
     if isinstance(number, int):
-        where = _("cell {number}").format(number=number)
-        return where + (_(", under \u201c{section}\u201d").format(section=section) if section else "")
+        return _("cell {number}").format(number=number)
     cell = entry.get("cell") or ""
     return _("cell id {cell}").format(cell=cell) if cell else ""
 
