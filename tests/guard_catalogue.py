@@ -326,6 +326,49 @@ class CountsRefused(_Rules):
         return self.run(call, key, body)
 
 
+class RefundsWhenCancelledDuringBody(_Rules):
+    """Gives the attempt back when the run was cancelled while the body ran (its answer is right)."""
+
+    FAULT = "miscounted"
+
+    def run(self, call, key, body):
+        result = body()
+        if self.cancelled:
+            with self.lock:
+                self.admitted -= 1
+                self.seen[key] -= 1
+            return "Cancelled"
+        return result
+
+
+class CountsCancelledRefusal(_Rules):
+    """Counts a call refused because the run is cancelled as an attempt."""
+
+    FAULT = "miscounted"
+
+    def admit(self, call, body):
+        key = self.key(call)
+        with self.lock:
+            if self.cancelled:
+                self.admitted += 1
+                return "Cancelled"
+        return super().admit(call, body)
+
+
+class SignatureOfBudgetRefusal(_Rules):
+    """Counts the signature of a call the tool budget refused."""
+
+    FAULT = "miscounted"
+
+    def admit(self, call, body):
+        key = self.key(call)
+        with self.lock:
+            if not self.cancelled and call.capability in self.granted and self.over_budget():
+                self.seen[key] = self.seen.get(key, 0) + 1
+                return "ToolBudget"
+        return super().admit(call, body)
+
+
 class BudgetPerTool(_Rules):
     FAULT = "budget_per_tool"
 
@@ -414,6 +457,9 @@ WRONG = [
     ReservesAfterSuccess,
     CountsRefused,
     BudgetPerTool,
+    RefundsWhenCancelledDuringBody,
+    CountsCancelledRefusal,
+    SignatureOfBudgetRefusal,
     SignaturePerTool,
     SignatureFromRawText,
     SignatureFromParsedText,

@@ -484,8 +484,11 @@ def _problem_kind(problem: str) -> str:
     return "raised"
 
 
-def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tuple[str, int], ...] | str:
-    """A script's answers from a fresh guard in one thread, or the problem that stopped it."""
+def _alone(
+    subject: _Subject, script: Script, files: frozenset[str], books: list[tuple[object, object]] | None = None
+) -> tuple[tuple[str, int], ...] | str:
+    """A script's answers from a fresh guard in one thread, or the problem that stopped it; ``books``
+    receives the guard's ``admitted`` and ``seen`` after the last call."""
     answers: list[tuple[str, int]] = []
     written: set[str] = set()
 
@@ -495,6 +498,8 @@ def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tu
         guard = subject.make(script)
         for step in script.calls:
             answers.append(subject.call(guard, step))
+        if books is not None:
+            books.append((getattr(guard, "admitted", None), dict(getattr(guard, "seen", None) or {})))
 
     ex = Execution([calls], [], files, max_steps=5_000, timeout_s=2.0)
     ex.written = written
@@ -506,6 +511,41 @@ def _alone(subject: _Subject, script: Script, files: frozenset[str]) -> tuple[tu
         err = ex.errors[0]
         return f"{type(err).__name__}: {err}"
     return tuple(answers)
+
+
+def _miscounted(kept: Sequence[tuple[Script, object, object]], simple: bool) -> tuple[str, ...] | None:
+    """The first script after which the guard's books (``self.admitted``, and ``self.seen``'s counts)
+    differ from the rules', when every answer was right: an attempt counts once admitted, even when
+    its body fails or the run is cancelled during it, and a refused call counts nothing. A guard that
+    keeps its books under names of its own (``admitted`` and ``seen`` never moved, in any script) is
+    judged by its answers only; ``None`` when nothing differs."""
+    if not any(admitted or seen for _script, admitted, seen in kept):
+        return None  # its own books: judged by its answers only
+    for script, admitted, seen in kept:
+        _answers, state = REFERENCE.run_with_state(script)
+        if not isinstance(admitted, int) or not isinstance(seen, dict):
+            return None
+        counts = sorted(n for n in seen.values() if n)
+        expected = sorted(n for n in state.seen.values() if n)
+        if admitted == state.admitted and (simple or counts == expected):
+            continue
+        said = _("self.admitted is {admitted}").format(admitted=admitted)
+        if not simple and counts != expected:
+            said += _(" and self.seen counts {counts}").format(counts=counts)
+        rules = _("the rules count {admitted} admitted").format(admitted=state.admitted)
+        if not simple:
+            rules += _(" and {counts} per signature").format(counts=expected)
+        return (
+            _(
+                "an attempt counts once it is admitted, even if its body fails or the run is cancelled while it"
+                " runs, and a refused call counts nothing (chapter 4): the host reports these counts"
+            ),
+            _("  alone, every call got the rules' answer, but after {calls}").format(
+                calls=", ".join(map(str, script.calls))
+            ),
+            _("  with {setting}: {said}; {rules}").format(setting=script.setting(), said=said, rules=rules),
+        )
+    return None
 
 
 # -- races ------------------------------------------------------------------------------------
@@ -1048,8 +1088,12 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
     files = subject.files
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]] = []
     all_scripts = scripts(simple=simple)
+    kept_books: list[tuple[Script, object, object]] = []
     for script in all_scripts:
-        answers = _alone(subject, script, files)
+        books: list[tuple[object, object]] = []
+        answers = _alone(subject, script, files, books)
+        if books:
+            kept_books.append((script, *books[0]))
         if isinstance(answers, str):
             kind = _problem_kind(answers)
             return GuardReport(
@@ -1068,6 +1112,11 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
         return _report_alone(guard_class.__name__, subject, tried, wrong)
+    miscounted = _miscounted(kept_books, simple)
+    if miscounted is not None:
+        return GuardReport(
+            guard_class.__name__, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone"
+        )
     subject.watch = frozenset(subject.written)
     lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
     schedules = 0

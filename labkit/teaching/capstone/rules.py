@@ -228,13 +228,17 @@ class Rules:
 
     def run(self, script: Script) -> tuple[tuple[str, int], ...]:
         """Each call's answer and how many bodies it ran: ``(("ran", 1), ("ToolBudget", 0), ...)``."""
+        return self.run_with_state(script)[0]
+
+    def run_with_state(self, script: Script) -> tuple[tuple[tuple[str, int], ...], State]:
+        """:meth:`run`'s answers, and the books (attempts admitted, per signature) after the last call."""
         state = State()
         answers = []
         for step in script.calls:
             if step.cancel_before:
                 state.cancelled = True
             answers.append(self._one(state, step, script))
-        return tuple(answers)
+        return tuple(answers), state
 
     def _one(self, state: State, step: Call, script: Script) -> tuple[str, int]:
         call = step.attempt
