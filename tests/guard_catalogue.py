@@ -347,7 +347,6 @@ class CountsCancelledRefusal(_Rules):
     FAULT = "miscounted"
 
     def admit(self, call, body):
-        key = self.key(call)
         with self.lock:
             if self.cancelled:
                 self.admitted += 1
