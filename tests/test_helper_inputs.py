@@ -159,7 +159,7 @@ def test_a_declared_scenario_with_reply_steps_is_checked_and_explained():
     outcome = labkit.run(declared())
     assert outcome.status is RunStatus.COMPLETED
     feedback = labkit.check(outcome, status="Incomplete", tool_calls=1).feedback
-    assert feedback[0].startswith("think: you said Incomplete, but the loop ended by itself")  # no stop was guessed
+    assert feedback[0].startswith("think: you said Incomplete, but the run ended by itself")  # no stop was guessed
     assert "host condition holds" in feedback[0] and "no rule refused" not in feedback[0]
 
 

@@ -126,6 +126,34 @@ def test_the_language_follows_the_variable_then_the_folder(tmp_path: Path, monke
     assert i18n.language() == "fr"
 
 
+@pytest.mark.parametrize("chapter", ["01_a_loop_needs_an_owner.ipynb", "10_capstone.ipynb"])
+def test_a_french_chapter_copied_out_of_its_folder_still_speaks_french(
+    chapter: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A learner downloads a French chapter (JupyterLite's File > Download) into any folder: the front end
+    names the notebook, and its metadata, written by build_french.py, keeps the helpers in French."""
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    for edition, expected in (("workbook-fr", "fr"), ("workbook", "en")):
+        copy = downloads / f"{edition}-{chapter}"
+        copy.write_bytes((ROOT / edition / chapter).read_bytes())
+        monkeypatch.chdir(downloads)
+        monkeypatch.setenv("JPY_SESSION_NAME", str(copy))
+        assert i18n.language() == expected, edition
+        assert (labkit.check(labkit.run("repeat"), status="ToolBudget").feedback[0] != _english_line()) == (
+            expected == "fr"
+        )
+    monkeypatch.setenv("JPY_SESSION_NAME", str(downloads / "gone.ipynb"))  # a name the kernel cannot read
+    assert i18n.language() == "en"
+
+
+def _english_line() -> str:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(i18n.ENV, "en")
+        return labkit.check(labkit.run("repeat"), status="ToolBudget").feedback[0]
+
+
 def test_the_prediction_panel_speaks_french_in_a_french_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     pytest.importorskip("ipywidgets")
     from labkit.teaching.widgets import predict

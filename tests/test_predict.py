@@ -154,7 +154,7 @@ def test_no_guard_order_feedback_when_the_other_rule_never_refuses():
 @pytest.mark.parametrize(
     ("key", "said", "words"),
     [
-        ("A", "Completed", "the model's words prove nothing"),
+        ("A", "Completed", "its final text proves nothing"),
         ("C", "Completed", "the tool budget decided: it refused finish_review(input=42), 2 of 2"),
         ("F", "ToolBudget", "the tool budget would have refused"),
         ("G", "Completed", "needs review.finish, not granted"),

@@ -258,19 +258,19 @@ class Explanation:
         if status is RunStatus.COMPLETED:
             if condition:
                 return _(
-                    "{no_rule}the loop ended by itself and the host condition holds: {condition} (chapter 3)"
+                    "{no_rule}the run ended by itself and the host condition holds: {condition} (chapter 3)"
                 ).format(no_rule=no_rule, condition=condition)
-            return _("{no_rule}the loop ended by itself and the host condition holds (chapter 3)").format(
+            return _("{no_rule}the run ended by itself and the host condition holds (chapter 3)").format(
                 no_rule=no_rule
             )
         if condition:
             return _(
-                "{no_rule}the loop ended by itself while the host condition ({condition}) is false;"
-                " the model's words prove nothing (chapter 3)"
+                "{no_rule}the run ended by itself while the host condition ({condition}) is false;"
+                " its final text proves nothing (chapter 3)"
             ).format(no_rule=no_rule, condition=condition)
         return _(
-            "{no_rule}the loop ended by itself while the host condition is false;"
-            " the model's words prove nothing (chapter 3)"
+            "{no_rule}the run ended by itself while the host condition is false;"
+            " its final text proves nothing (chapter 3)"
         ).format(no_rule=no_rule)
 
     def lines(self, *, also: int = 2, must: str | None = None) -> list[str]:

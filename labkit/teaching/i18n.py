@@ -12,19 +12,26 @@ translation is shown in English. The console and labkit's exceptions stay Englis
 The language, first match wins:
 
 1. ``LABKIT_LANGUAGE`` (``en`` or ``fr``), if set;
-2. the working folder: inside a French edition's folder (``notebooks-fr/``, ``workbook-fr/``,
+2. the notebook being run, when the front end names it (JupyterLab, VS Code): the language its
+   metadata records (``metadata["labkit"]["language"]``, which ``scripts/build_french.py``
+   writes into every French notebook), so a French chapter downloaded or copied anywhere still
+   speaks French;
+3. the working folder: inside a French edition's folder (``notebooks-fr/``, ``workbook-fr/``,
    ``my-workbook-fr/``) it is French. A Jupyter kernel, nbval and nbconvert all start in the
-   notebook's own folder, so a French notebook speaks French wherever it runs;
-3. otherwise English.
+   notebook's own folder;
+4. otherwise English.
 
 Core-light: the standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
+import json
 import os
+import sys
 from pathlib import Path
 
 __all__ = ["ENV", "FRENCH_FOLDERS", "LANGUAGES", "LOCALE", "N_", "_", "language", "ngettext", "pgettext"]
@@ -41,11 +48,43 @@ def language() -> str:
     chosen = os.environ.get(ENV, "").strip().lower()
     if chosen in LANGUAGES:
         return chosen
+    recorded = _notebook_language()
+    if recorded is not None:
+        return recorded
     try:
         parts = Path.cwd().parts
     except OSError:  # the working folder was removed
         return "en"
     return "fr" if FRENCH_FOLDERS.intersection(parts) else "en"
+
+
+def _notebook_language() -> str | None:
+    """The language the running notebook's metadata records, when the front end names the notebook."""
+    ipython = sys.modules.get("IPython")  # a running IPython has imported itself already; never import it
+    shell = None
+    if ipython is not None:
+        with contextlib.suppress(Exception):
+            shell = ipython.get_ipython()
+    names = getattr(shell, "user_ns", {}) if shell is not None else {}
+    for value in (names.get("__vsc_ipynb_file__"), names.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
+        if isinstance(value, str) and value.endswith(".ipynb"):
+            try:
+                return _recorded_language(value, os.stat(value).st_mtime)
+            except OSError:  # the front end names a path the kernel cannot read
+                return None
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _recorded_language(path: str, mtime: float) -> str | None:
+    """``metadata["labkit"]["language"]`` of the notebook at ``path`` (read once per change of the file)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            metadata = json.load(file).get("metadata", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    recorded = metadata.get("labkit", {}).get("language") if isinstance(metadata, dict) else None
+    return recorded if recorded in LANGUAGES else None
 
 
 @functools.cache
