@@ -495,6 +495,20 @@ def _durable(durable: dict[str, Any]) -> list[str]:
     return out
 
 
+def _fastest_peer(rows: dict, lab: dict) -> tuple[str, tuple, tuple] | None:
+    """The fastest measured framework, and its CPU and wall time over ``lab``'s, paired per round (None
+    when ``lab`` or every peer is unmeasured)."""
+    peers = [k for k in PEERS if "cpu_rounds" in rows.get(k, {})]
+    if "cpu_rounds" not in lab or not peers:
+        return None
+    fastest = min(peers, key=lambda k: rows[k]["cpu_us"])
+    return (
+        fastest,
+        paired_ratios(rows[fastest]["cpu_rounds"], lab["cpu_rounds"]),
+        paired_ratios(rows[fastest]["wall_rounds"], lab["wall_rounds"]),
+    )
+
+
 def _floor_targets(rows, paired) -> list[str]:
     """Issue 21's headline: a labkit ``complete`` run against the reference floor, paired in one process."""
     out = []
@@ -518,11 +532,8 @@ def _floor_targets(rows, paired) -> list[str]:
         f"(stretch ≤ {TARGET_FLOOR_STRETCH:g}×: {stretch})."
     )
     lab = rows.get("labkit-harness", {})
-    peers = [k for k in PEERS if "cpu_rounds" in rows.get(k, {})]
-    if "cpu_rounds" in lab and peers:
-        fastest = min(peers, key=lambda k: rows[k]["cpu_us"])
-        c = paired_ratios(rows[fastest]["cpu_rounds"], lab["cpu_rounds"])
-        w = paired_ratios(rows[fastest]["wall_rounds"], lab["wall_rounds"])
+    if (peer := _fastest_peer(rows, lab)) is not None:
+        fastest, c, w = peer
         out.append(
             f"- and still ≥ {TARGET_PEER_FACTOR_21:g}× faster than the fastest framework ({fastest}): "
             f"{_range(c, 1)} CPU, {w[0]:.1f}× wall — "
@@ -673,10 +684,8 @@ def _targets(rows, guard, paired, cold, notebooks) -> list[str]:
             f"{w[0]:.1f}× wall — {verdict(c[0], w[0], lambda x: x <= TARGET_BARE_RATIO)}."
         )
     peers = [k for k in PEERS if "cpu_rounds" in rows.get(k, {})]
-    if "cpu_rounds" in lab and peers:
-        fastest = min(peers, key=lambda k: rows[k]["cpu_us"])
-        c = paired_ratios(rows[fastest]["cpu_rounds"], lab["cpu_rounds"])
-        w = paired_ratios(rows[fastest]["wall_rounds"], lab["wall_rounds"])
+    if (peer := _fastest_peer(rows, lab)) is not None:
+        fastest, c, w = peer
         out.append(
             f"- ≥ {TARGET_PEER_FACTOR:g}× faster than the fastest framework ({fastest}): {_range(c, 1)} CPU, "
             f"{w[0]:.1f}× wall — {verdict(c[0], w[0], lambda x: x >= TARGET_PEER_FACTOR)}."

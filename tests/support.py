@@ -6,6 +6,7 @@ Imported by the test modules as ``support`` (pytest puts ``tests/`` on the path)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shlex
@@ -13,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,37 @@ def sigint_as_in_a_terminal() -> None:
     the test would wait for an interrupt that cannot arrive.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+"""Debian's Chromium, headless, with nothing started in the background (the browser tests run offline)."""
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright, closed afterwards; skips, with the reason, only if it
+    cannot start (no browser, no playwright package, or a launch the machine refuses)."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"no browser at {CHROMIUM}: install Debian's chromium package (.ci/run does)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        pytest.skip(f"the playwright package is not installed ({exc}); it is in the test extra")
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        except Exception as exc:  # Playwright's launch error: the browser cannot run on this machine
+            pytest.skip(f"Chromium at {CHROMIUM} could not be launched: {exc}")
+        try:
+            yield browser
+        finally:
+            browser.close()

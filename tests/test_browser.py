@@ -38,17 +38,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import support
 from support import make_lab_command
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 SCREENSHOTS = ROOT / "build" / "screenshots"
 SERVER_START_S = 90
 PAGE_TIMEOUT_MS = 90_000
@@ -153,21 +146,8 @@ def jupyterlab(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
 @pytest.fixture
 def browser():
     """Debian's headless Chromium through Playwright; skips, with the reason, only if it cannot start."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"no browser at {CHROMIUM}: install Debian's chromium package (.ci/run does)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.skip(f"the playwright package is not installed ({exc}); it is in the test extra")
-    with sync_playwright() as playwright:
-        try:
-            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
-        except Exception as exc:  # Playwright's launch error: the browser cannot run on this machine
-            pytest.skip(f"Chromium at {CHROMIUM} could not be launched: {exc}")
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with support.chromium() as chromium:
+        yield chromium
 
 
 NOTEBOOK_READY = """() => {

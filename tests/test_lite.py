@@ -48,19 +48,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import support
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import build_lite  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 LITE_PYTHON = ROOT / ".venv-lite" / "bin" / "python"
 CHAPTER = "workbook/01_a_loop_needs_an_owner.ipynb"
 # the chapter's helpers that draw with pandas and matplotlib
@@ -112,21 +105,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(f"no browser at {CHROMIUM}: install Debian's chromium package (.ci/run does)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.skip(f"the playwright package is not installed ({exc}); it is in the test extra")
-    with sync_playwright() as playwright:
-        try:
-            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
-        except Exception as exc:  # Playwright's launch error: the browser cannot run on this machine
-            pytest.skip(f"Chromium at {CHROMIUM} could not be launched: {exc}")
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with support.chromium() as chromium:
+        yield chromium
 
 
 class Offline:

@@ -26,15 +26,27 @@ Core-light: the standard library only.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gettext
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ENV", "FRENCH_FOLDERS", "LANGUAGES", "LOCALE", "N_", "_", "language", "ngettext", "pgettext"]
+__all__ = [
+    "ENV",
+    "FRENCH_FOLDERS",
+    "LANGUAGES",
+    "LOCALE",
+    "N_",
+    "_",
+    "language",
+    "ngettext",
+    "notebook_path",
+    "pgettext",
+    "running_shell",
+]
 
 ENV = "LABKIT_LANGUAGE"
 LANGUAGES = ("en", "fr")
@@ -58,21 +70,35 @@ def language() -> str:
     return "fr" if FRENCH_FOLDERS.intersection(parts) else "en"
 
 
-def _notebook_language() -> str | None:
-    """The language the running notebook's metadata records, when the front end names the notebook."""
-    ipython = sys.modules.get("IPython")  # a running IPython has imported itself already; never import it
-    shell = None
-    if ipython is not None:
-        with contextlib.suppress(Exception):
-            shell = ipython.get_ipython()
+def running_shell() -> Any:
+    """The IPython shell running this code, or ``None`` (a script); never imports IPython."""
+    ipython = sys.modules.get("IPython")  # a running IPython has imported itself already
+    if ipython is None:
+        return None
+    try:
+        return ipython.get_ipython()
+    except Exception:
+        return None
+
+
+def notebook_path(shell: Any) -> str | None:
+    """The notebook being run, as the front end tells the kernel (VS Code, then Jupyter's session), if it does."""
     names = getattr(shell, "user_ns", {}) if shell is not None else {}
     for value in (names.get("__vsc_ipynb_file__"), names.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
         if isinstance(value, str) and value.endswith(".ipynb"):
-            try:
-                return _recorded_language(value, os.stat(value).st_mtime)
-            except OSError:  # the front end names a path the kernel cannot read
-                return None
+            return value
     return None
+
+
+def _notebook_language() -> str | None:
+    """The language the running notebook's metadata records, when the front end names the notebook."""
+    path = notebook_path(running_shell())
+    if path is None:
+        return None
+    try:
+        return _recorded_language(path, os.stat(path).st_mtime)
+    except OSError:  # the front end names a path the kernel cannot read
+        return None
 
 
 @functools.lru_cache(maxsize=64)

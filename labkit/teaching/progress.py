@@ -33,13 +33,14 @@ import html
 import json
 import os
 import re
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .i18n import _
+from .i18n import notebook_path as _notebook_path
+from .i18n import running_shell as _shell
 
 __all__ = [
     "ENV",
@@ -115,25 +116,6 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
 
 
 # -- which chapter, which cell ------------------------------------------------------------------------
-
-
-def _shell() -> Any:
-    ipython = sys.modules.get("IPython")  # a running IPython has imported itself already; never import it
-    if ipython is None:
-        return None
-    try:
-        return ipython.get_ipython()
-    except Exception:
-        return None
-
-
-def _notebook_path(shell: Any) -> str | None:
-    """The notebook being run, as the front end tells the kernel (VS Code, then Jupyter's session), if it does."""
-    names = getattr(shell, "user_ns", {}) if shell is not None else {}
-    for value in (names.get("__vsc_ipynb_file__"), names.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
-        if isinstance(value, str) and value.endswith(".ipynb"):
-            return value
-    return None
 
 
 def _cell_id(shell: Any) -> str | None:
