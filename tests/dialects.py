@@ -1,4 +1,4 @@
-"""Wire dialects of OpenAI-compatible servers: recorded shapes the fake server replays (SPEC §6 "Live").
+"""Wire dialects of OpenAI-compatible servers: recorded shapes the fake server replays (docs/live.md).
 
 Each :class:`Dialect` says how one server family puts a reply on the wire,
 streamed and not: tool-call ids, ``index``, which fields it repeats in

@@ -36,7 +36,8 @@ async def count(state: SimpleNamespace, n: int) -> str:
     state.log.append(("count", n))
     if n < 0:
         raise ValueError(f"cannot count to {n}")
-    if n == 5:  # a body that cancels itself: a failed call, not the run's cancellation (SPEC §3.4)
+    # a body that cancels itself: a failed call, not the run's cancellation (docs/guarantees.md, *Cancellation*)
+    if n == 5:
         raise asyncio.CancelledError("five is not counted")
     return f"counted to {n}"
 

@@ -68,7 +68,7 @@ def build(
     """A simple agent over a scripted transport with tools ``name -> body`` (all needing ``CAP``).
 
     ``concurrent`` runs the calls of one response at once (``concurrent_tool_calls``);
-    by default they run one after another, as in the seed (SPEC §3.1).
+    by default they run one after another, as in the seed (docs/guarantees.md, *Limits are exact*).
     """
     scope = ExecutionScope(limits or Limits(), capabilities)
     guarded = [scope.tool(name, CAP, body) for name, body in tools.items()]

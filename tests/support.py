@@ -34,8 +34,8 @@ from labkit.loops.review import INSTRUCTIONS
 ALL_CAPABILITIES = frozenset({"ticket.read", "review.finish"})
 AGENTS = {"simple": SimpleAgent, "harness": HarnessAgent}
 
-# SPEC §6 table: scenario -> (status, ToolCall events, ModelCall events)
-SPEC_TABLE = {
+# README.md, *The scenarios*: scenario -> (status, ToolCall events, ModelCall events)
+SCENARIO_TABLE = {
     "complete": (RunStatus.COMPLETED, 2, 3),
     "incomplete": (RunStatus.INCOMPLETE, 0, 1),
     "forbidden": (RunStatus.PERMISSION_DENIED, 0, 1),

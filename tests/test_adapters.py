@@ -50,7 +50,7 @@ def run_setup(scenario: labkit.Scenario | str, agent: str, stream: bool) -> tupl
     return labkit.run(setup), setup
 
 
-EXPECTED = {  # SPEC §6: status, ToolCall events, ModelCall events
+EXPECTED = {  # README.md, *The scenarios*: status, ToolCall events, ModelCall events
     "complete": ("Completed", 2, 3),
     "incomplete": ("Incomplete", 0, 1),
     "forbidden": ("PermissionDenied", 0, 1),
@@ -114,8 +114,9 @@ def test_a_learner_scenario_runs_the_same_everywhere(agent: str, stream: bool) -
     assert summary(outcome) == summary(reference)
     assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (RunStatus.REPEATED_CALL, 2, 2)
     assert sorted(setup.task.books) == ["Dune", "Emma"]  # and nothing after the halt
-    # one after another (SPEC §3.1 default), in the model's order: every adapter sets its runtime so;
-    # labkit's own loop does once it has the `concurrent_tool_calls=False` option (SPEC §3.1, core change)
+    # one after another (the default, docs/guarantees.md, *Limits are exact*), in the model's order:
+    # every adapter sets its runtime so; labkit's own loop does once it has the
+    # `concurrent_tool_calls=False` option (a core change)
     if agent in RUNTIMES or getattr(setup.agent, "concurrent_tool_calls", None) is False:
         assert setup.task.log == ["start Dune", "end Dune", "start Emma", "end Emma"]
 
@@ -291,8 +292,8 @@ def sulk_sync(state: Shelf, title: str) -> str:
 @pytest.mark.parametrize("body", [sulk_async, sulk_sync], ids=["async", "sync"])
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_body_cancelling_itself_is_a_failed_call_not_the_callers_cancellation(agent: str, body) -> None:
-    # SPEC §3.4: nobody cancelled the run, so it is not reported as the caller's cancellation; the
-    # call failed (its attempt counted), the model reads why, and the run goes on.
+    # docs/guarantees.md, *Cancellation*: nobody cancelled the run, so it is not reported as the
+    # caller's cancellation; the call failed (its attempt counted), the model reads why, and the run goes on.
     sulky = labkit.scenario(
         "sulky",
         tools=[Tool("shelve", "shelf.write", body)],

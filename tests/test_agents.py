@@ -1,4 +1,7 @@
-"""The agent loops (SPEC §3.3, §3.5, §5): iteration cap, batches, errors the model sees, middleware."""
+"""The agent loops: iteration cap, batches, errors the model sees, middleware.
+
+Rules from docs/guarantees.md, *Limits are exact*; the middleware is taught in chapters 2 and 8.
+"""
 
 from __future__ import annotations
 
@@ -133,7 +136,10 @@ async def test_a_halt_mid_batch_leaves_one_result_per_call_id_when_calls_run_con
 @BOTH
 @asynctest
 async def test_calls_of_one_reply_run_one_after_another_by_default(agent: str) -> None:
-    """SPEC §3.1, as in the seed: call n+1 starts after call n ended; after a halt no body starts."""
+    """As in the seed: call n+1 starts after call n ended; after a halt no body starts.
+
+    From docs/guarantees.md, *Limits are exact*.
+    """
     order: list[str] = []
 
     async def step(x: int) -> str:

@@ -1,4 +1,5 @@
-"""One generated table of argument types: binding keeps every value, the signature follows SPEC §3.2 (issue 20).
+"""One generated table of argument types: binding keeps every value, the signature follows
+docs/guarantees.md, *Signatures* (issue 20).
 
 For each annotation a tool may declare, hypothesis generates values (at least
 200 each) and every row checks, through the guard itself (no private field):
@@ -6,7 +7,7 @@ For each annotation a tool may declare, hypothesis generates values (at least
 (a) the body receives a value equal to the one sent as JSON, of the same type;
 (b) the value passed directly and its JSON are one call: with one attempt per
     signature, the second is refused as a repeat;
-(c) two values share a signature exactly when SPEC §3.2 calls them equal
+(c) two values share a signature exactly when docs/guarantees.md, *Signatures*, calls them equal
     (decided here by :func:`spec_key`, written apart from labkit's canonical form);
 (d) a boolean put where a number was, at any depth, does not bind.
 
@@ -121,7 +122,7 @@ TABLE = {
 }
 
 
-# -- JSON with every digit, and SPEC §3.2's equality, written apart from labkit ------------------------
+# -- JSON with every digit, and the equality of docs/guarantees.md, *Signatures*, written apart from labkit ------------
 
 
 def shaped(value: Any) -> Any:
@@ -154,7 +155,7 @@ def to_json(value: Any) -> str:
 
 
 def spec_key(value: Any) -> Any:
-    """What SPEC §3.2 compares: exact decimal numbers of any type, booleans apart, sets unordered, keys unordered."""
+    """What *Signatures* compares: exact decimals of any type, booleans apart, sets and keys unordered."""
     if isinstance(value, enum.Enum):
         return spec_key(value.value)
     if isinstance(value, bool):
@@ -177,7 +178,7 @@ def spec_key(value: Any) -> Any:
 
 
 def equal_variant(value: Any, data: st.DataObject) -> Any:
-    """Another value SPEC §3.2 calls equal: another Decimal exponent, an int as a float, a set or dict reordered."""
+    """Another value *Signatures* calls equal: another Decimal exponent, an int as a float, a set or dict reordered."""
     if isinstance(value, Decimal):
         sign, digits, exponent = value.as_tuple()
         zeros = data.draw(st.integers(0, 3))  # 1.1 -> 1.100: the same number, more trailing zeros

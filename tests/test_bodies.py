@@ -1,4 +1,4 @@
-"""What a tool body may be, and how every call of it settles (SPEC §3.1; issue 11).
+"""What a tool body may be, and how every call of it settles (docs/guarantees.md, *Limits are exact*; issue 11).
 
 * A table of callable shapes: each is either run in a defined way (sync in a
   daemon thread, async awaited, an awaitable returned by a sync callable
@@ -468,7 +468,7 @@ def test_a_finished_scope_refuses_a_new_run() -> None:
         asyncio.run(go(agent))
 
 
-# -- booleans are never numbers, at any depth (SPEC §3.2): a generated table ----------------------
+# -- booleans are never numbers, at any depth (docs/guarantees.md, *Signatures*): a generated table --------------------
 
 import itertools  # noqa: E402
 import json  # noqa: E402

@@ -11,7 +11,7 @@ and checks that:
 * the sliders are rendered (``.widget-hslider``) and no text repr is shown;
 * choosing more attempts per signature on the ``repeat`` scenario and
   pressing Run changes the status from ``RepeatedCall`` to ``ToolBudget``
-  (SPEC §3.1: the global tool budget is checked before repetition).
+  (docs/guarantees.md, *Limits are exact*: the global tool budget is checked before repetition).
 
 A screenshot of the panel goes to ``build/screenshots/explorer.png``.
 

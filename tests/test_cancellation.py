@@ -1,4 +1,4 @@
-"""Cancellation and deadline races, each order forced deterministically (SPEC §3.4).
+"""Cancellation and deadline races, each order forced deterministically (docs/guarantees.md, *Cancellation*).
 
 Rules under test: the caller wins over a halt or a deadline, in either order;
 between a halt and the deadline the first one wins; the run's cancellation
@@ -81,7 +81,7 @@ def _agent_for(transport: Any, limits: Limits) -> tuple[SimpleAgent, ExecutionSc
 def test_after_the_caller_cancels_a_call_from_a_body_s_cleanup_is_refused_and_records_nothing(tool_calls: int) -> None:
     """Caller cancels first; the body's cleanup then calls another tool. Over budget it would halt
     (ToolBudget), within budget it would be admitted: either way it is refused with the caller's
-    cancellation, runs nothing and records nothing (caller wins, SPEC §3.4)."""
+    cancellation, runs nothing and records nothing (caller wins, docs/guarantees.md, *Cancellation*)."""
     seen: dict[str, Any] = {"entered": 0}
 
     async def scenario() -> ExecutionScope:
@@ -261,7 +261,7 @@ def test_deadline_then_halt_first_wins() -> None:
 def test_the_deadline_does_not_wait_for_an_async_body_whose_cleanup_ignores_cancellation(
     swallow: bool, how: str
 ) -> None:
-    """SPEC §3.4: the run returns within the grace after its deadline; the body is abandoned.
+    """docs/guarantees.md, *Cancellation*: the run returns within the grace after its deadline; the body is abandoned.
 
     The cleanup waits on a threading.Event that is set only after the run has
     returned: a run that waited for the cleanup would never return (the
@@ -440,7 +440,7 @@ def test_cancellation_reaches_the_transport(who: str) -> None:
         assert list(outcome.events) == [ev("ModelCall", "model", 1), ev("DeadlineExceeded", "run", 0)]
 
 
-# -- a CancelledError nobody asked for: not the caller, not the deadline (SPEC §3.4) -------
+# -- a CancelledError nobody asked for: not the caller, not the deadline (docs/guarantees.md, *Cancellation*) -------
 
 
 class TestGivesUpTransport:

@@ -13,14 +13,14 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest  # noqa: E402
-from support import SPEC_TABLE  # noqa: E402
+from support import SCENARIO_TABLE  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Limits, RunStatus, UserError  # noqa: E402
 from labkit.teaching.charts import LANES, counters_chart, counters_data, timeline_chart, timeline_data  # noqa: E402
 
 NOT_DECIDED_BY_A_RULE = {RunStatus.COMPLETED, RunStatus.INCOMPLETE, RunStatus.PROVIDER_UNAVAILABLE}
-RUNS = [(scenario, agent) for scenario in SPEC_TABLE for agent in ("simple", "harness")]
+RUNS = [(scenario, agent) for scenario in SCENARIO_TABLE for agent in ("simple", "harness")]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def _stop(outcome: labkit.RunOutcome) -> labkit.ControlEvent:
 @pytest.mark.parametrize(("scenario", "agent"), RUNS)
 def test_only_the_rule_that_stopped_the_run_is_highlighted(outcomes, scenario: str, agent: str) -> None:
     outcome = outcomes[scenario, agent]
-    assert outcome.status is SPEC_TABLE[scenario][0]
+    assert outcome.status is SCENARIO_TABLE[scenario][0]
     rows = counters_data(outcome)
     assert [r.name for r in rows] == ["model calls", "tool attempts", "attempts per signature", "seconds", "permission"]
     highlighted = [r.rule for r in rows if r.highlighted]
@@ -51,7 +51,7 @@ def test_only_the_rule_that_stopped_the_run_is_highlighted(outcomes, scenario: s
 def test_the_ghost_bar_is_the_refused_attempt(outcomes, scenario: str, agent: str) -> None:
     outcome = outcomes[scenario, agent]
     ghosts = [r for r in counters_data(outcome) if r.refused_next is not None]
-    expected = {  # SPEC §6: what the refused attempt would have been, against which limit
+    expected = {  # README.md, *The scenarios*: what the refused attempt would have been, against which limit
         "changing": ("tool attempts", 5, 4),
         "repeat": ("attempts per signature", 2, 1),
         "budget": ("model calls", 2, 1),
@@ -94,7 +94,7 @@ def test_the_timeline_holds_every_event_in_order(outcomes, scenario: str, agent:
 
 
 def test_timeline_lanes_of_the_stops(outcomes) -> None:
-    lane = {scenario: timeline_data(outcomes[scenario, "harness"])[-1].lane for scenario in SPEC_TABLE}
+    lane = {scenario: timeline_data(outcomes[scenario, "harness"])[-1].lane for scenario in SCENARIO_TABLE}
     assert lane["forbidden"] == lane["repeat"] == lane["changing"] == "guard"
     assert lane["budget"] == lane["unavailable"] == "model"
     assert lane["deadline"] == "model"  # the model call was still waiting when time ran out
@@ -159,7 +159,10 @@ def test_something_that_is_not_an_outcome_is_a_clear_error(helper) -> None:
     ids=["unreachable", "provider-cancelled-itself"],
 )
 def test_a_provider_failure_is_titled_truthfully_whether_unreachable_or_cancelled_by_itself(error) -> None:
-    """Both ways to ProviderUnavailable (SPEC §3.4) get a title and labels true for both: no "unreachable"."""
+    """Both ways to ProviderUnavailable get a title and labels true for both: no "unreachable".
+
+    The two ways: docs/guarantees.md, *Cancellation*.
+    """
     from labkit.transports.scripted import Fail, ScriptedTransport
 
     outcome = labkit.run("complete", transport=ScriptedTransport([Fail(error)]))

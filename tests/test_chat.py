@@ -1,4 +1,4 @@
-"""The counting client (SPEC §3.3): every model call counted once, before the transport."""
+"""The counting client (docs/guarantees.md, *Limits are exact*): every model call counted once, before the transport."""
 
 from __future__ import annotations
 
@@ -187,6 +187,6 @@ async def test_a_send_that_fails_at_once_is_retried_like_any_provider_failure(st
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_send_that_cancels_itself_at_once_is_provider_unavailable(stream: bool) -> None:
     setup = labkit.prepare("complete", transport=EagerTransport(asyncio.CancelledError("gave up")), stream=stream)
-    outcome = labkit.run(setup)  # not the caller's cancellation (SPEC §3.4), not retried
+    outcome = labkit.run(setup)  # not the caller's cancellation (docs/guarantees.md, *Cancellation*), not retried
     assert outcome.status == "ProviderUnavailable" and "cancelled its own request" in (outcome.hint or "")
     assert setup.transport.calls == 1

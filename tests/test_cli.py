@@ -1,4 +1,7 @@
-"""The console (SPEC §4, §6): statuses, exit codes, JSON shape, text layout, usage errors (exit 64)."""
+"""The console: statuses, exit codes, JSON shape, text layout, usage errors (exit 64).
+
+Rules from docs/guarantees.md, *Every stop has one name*, and README.md, *The scenarios*.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import SPEC_TABLE, sigint_as_in_a_terminal
+from support import SCENARIO_TABLE, sigint_as_in_a_terminal
 
 import labkit
 from labkit import EXIT_CANCELLED, EXIT_OUTPUT, EXIT_USAGE, SCENARIOS, Limits, prepare
@@ -56,7 +59,7 @@ def console_runs() -> dict[tuple[str, str], tuple[int, str, str]]:
 
 
 @pytest.mark.parametrize("agent", list(AGENTS))
-@pytest.mark.parametrize("scenario", list(SPEC_TABLE))
+@pytest.mark.parametrize("scenario", list(SCENARIO_TABLE))
 def test_console_json_matches_the_spec_table(console_runs, scenario: str, agent: str) -> None:
     code, out, err = console_runs[scenario, agent]
     assert err == ""
@@ -64,7 +67,7 @@ def test_console_json_matches_the_spec_table(console_runs, scenario: str, agent:
     provider_failed = {"hint"} if scenario == "unavailable" else set()  # why the provider failed, nothing else
     assert set(report) == HEADER_KEYS | {"status", "text", "events", "exit_code"} | provider_failed
     kinds = [e["kind"] for e in report["events"]]
-    assert (report["status"], kinds.count("ToolCall"), kinds.count("ModelCall")) == SPEC_TABLE[scenario]
+    assert (report["status"], kinds.count("ToolCall"), kinds.count("ModelCall")) == SCENARIO_TABLE[scenario]
     expected_code = 0 if scenario == "complete" else 2
     assert code == report["exit_code"] == expected_code
     assert (report["scenario"], report["agent"]) == (scenario, agent)

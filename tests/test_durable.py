@@ -274,7 +274,8 @@ def test_the_proposal_comes_back_exactly_as_proposed_and_the_policy_judges_it(wh
             assert [type(v) for v in got.values()] == [type(v) for v in proposed.values()]
             assert got["rate"].as_tuple() == Decimal("1.10").as_tuple()  # 1.10, not 1.1
         assert store.get("op-1").signature != store.get("op-1").proposal  # the signature beside, not instead
-        # the same proposal in another form (SPEC §3.2: 1000 and 1000.0, 1.10 and 1.1) keeps the first one
+        # the same proposal in another form keeps the first one
+        # (docs/guarantees.md, *Signatures*: 1000 and 1000.0, 1.10 and 1.1)
         again = store.propose("op-1", "pay", {**proposed, "amount": 1000.0, "rate": Decimal("1.1")})
         assert again.arguments["amount"] == 1000 and type(again.arguments["amount"]) is int
 

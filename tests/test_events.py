@@ -1,4 +1,7 @@
-"""Events and the closed sets of reasons, kinds and statuses (SPEC §3.6, §4)."""
+"""Events and the closed sets of reasons, kinds and statuses.
+
+Rules from docs/guarantees.md, *Privacy of events* and *Every stop has one name*.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Teaching helpers (SPEC §8): pandas tables, the counters chart and prediction checks."""
+"""Teaching helpers (docs/teaching-helpers.md): pandas tables, the counters chart and prediction checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from support import SPEC_TABLE, triples  # noqa: E402
+from support import SCENARIO_TABLE, triples  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Call, Limits, RunStatus, ScriptedTransport, check  # noqa: E402
@@ -99,7 +99,7 @@ RULE_ROWS = {
 
 
 @pytest.mark.parametrize("agent", ["simple", "harness"])
-@pytest.mark.parametrize("scenario", list(SPEC_TABLE))
+@pytest.mark.parametrize("scenario", list(SCENARIO_TABLE))
 def test_counters_frame_marks_only_the_rule_that_stopped_the_run(scenario: str, agent: str) -> None:
     """For all 16 scenario x agent runs the table agrees with the status (and with the chart's rows)."""
     from labkit.teaching.charts import counters_data

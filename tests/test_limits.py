@@ -1,4 +1,4 @@
-"""Limits (SPEC §3): defaults, zero as a real limit, strict validation, frozen, with_()."""
+"""Limits (docs/guarantees.md): defaults, zero as a real limit, strict validation, frozen, with_()."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The live profile, the error map at the transport boundary, and the console's --live (SPEC §6 "Live")."""
+"""The live profile, the error map at the transport boundary, and the console's --live (docs/live.md)."""
 
 from __future__ import annotations
 
@@ -283,7 +283,7 @@ def _completion(text: str) -> dict:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
 def test_a_server_failing_once_gets_exactly_one_request_with_one_model_call(stream):
-    """SPEC §3.3: the openai client's own retries are off, so one ModelCall is one request."""
+    """The openai client's own retries are off, so one ModelCall is one request (*Limits are exact*)."""
     with FakeOpenAIServer(reply=_fails_once()) as server:
         transport = LiveTransport(LiveProfile(base_url=server.base_url, model="m"))
         outcome = labkit.run("complete", transport=transport, stream=stream, limits=labkit.Limits(model_calls=1))

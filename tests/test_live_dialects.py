@@ -1,4 +1,4 @@
-"""The live transport against every server dialect and every failing wire input (SPEC §6 "Live").
+"""The live transport against every server dialect and every failing wire input (docs/live.md).
 
 Two halves:
 
@@ -23,7 +23,7 @@ pytest.importorskip("openai")
 
 from dialects import DIALECTS, QUIRKS, quirk_table
 from fake_openai_server import FakeOpenAIServer, chunk, completion, sse
-from support import SPEC_TABLE
+from support import SCENARIO_TABLE
 
 import labkit
 from labkit import (
@@ -77,14 +77,14 @@ def _limits(name: str) -> labkit.Limits:
 
 @STREAM
 @pytest.mark.parametrize("dialect", list(DIALECTS))
-@pytest.mark.parametrize("name", list(SPEC_TABLE))
+@pytest.mark.parametrize("name", list(SCENARIO_TABLE))
 def test_every_dialect_matches_the_scripted_transport(name: str, dialect: str, stream: bool):
     limits = _limits(name)
     scripted = labkit.run(name, stream=stream, limits=limits)
     with FakeOpenAIServer(SCENARIOS[name].script, dialect=DIALECTS[dialect]) as server:
         transport = _transport(server.base_url)
         live = labkit.run(name, stream=stream, limits=limits, transport=transport)
-    assert (live.status, live.count("ToolCall"), live.count("ModelCall")) == SPEC_TABLE[name]
+    assert (live.status, live.count("ToolCall"), live.count("ModelCall")) == SCENARIO_TABLE[name]
     assert live.events == scripted.events and live.text == scripted.text
     assert [m.text for m in live.transcript if m.role == "tool"] == [
         m.text for m in scripted.transcript if m.role == "tool"

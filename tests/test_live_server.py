@@ -1,4 +1,4 @@
-"""Every SPEC §6 scenario through the live transport over real HTTP gives what the scripted one gives.
+"""Every scenario (README.md, *The scenarios*) over real HTTP gives what the scripted transport gives.
 
 The fake server (``fake_openai_server``) answers with the scenario's own
 script over the chat-completions wire format, so both paths share one
@@ -12,14 +12,14 @@ import pytest
 pytest.importorskip("openai")
 
 from fake_openai_server import FakeOpenAIServer
-from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
+from support import SCENARIO_TABLE  # noqa: E402  (README.md, *The scenarios*: scenario -> status, ToolCall, ModelCall)
 
 import labkit
 from labkit import SCENARIOS, LiveProfile, LiveTransport, RunStatus
 
 
 def test_the_table_covers_every_scenario():
-    assert set(SPEC_TABLE) == set(SCENARIOS)
+    assert set(SCENARIO_TABLE) == set(SCENARIOS)
 
 
 def _limits(name: str) -> labkit.Limits:
@@ -29,7 +29,7 @@ def _limits(name: str) -> labkit.Limits:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
 @pytest.mark.parametrize("agent", ["simple", "harness"])
-@pytest.mark.parametrize("name", list(SPEC_TABLE))
+@pytest.mark.parametrize("name", list(SCENARIO_TABLE))
 def test_live_over_http_matches_scripted(name: str, agent: str, stream: bool):
     limits = _limits(name)
     scripted = labkit.run(name, agent=agent, stream=stream, limits=limits)
@@ -38,7 +38,7 @@ def test_live_over_http_matches_scripted(name: str, agent: str, stream: bool):
         live = labkit.run(name, agent=agent, stream=stream, limits=limits, transport=transport)
         requests = list(server.requests)
 
-    status, tool_calls, model_calls = SPEC_TABLE[name]
+    status, tool_calls, model_calls = SCENARIO_TABLE[name]
     assert (live.status, live.count("ToolCall"), live.count("ModelCall")) == (status, tool_calls, model_calls)
     assert live.events == scripted.events
     assert live.status == scripted.status and live.text == scripted.text

@@ -1,8 +1,8 @@
 """Behaviour the performance work must not change (issue 6).
 
 Every optimisation of the hot path (cached schemas, interned events, fewer
-tasks, cheaper messages) is checked here against the SPEC §6 table and the
-guard protocol of SPEC §3, not against timings: speed lives in ``benchmarks/``.
+tasks, cheaper messages) is checked here against the table of README.md, *The scenarios* and the
+guard protocol of docs/guarantees.md, not against timings: speed lives in ``benchmarks/``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from labkit import ControlEvent, EventKind, ExecutionScope, Limits, RunStatus, S
 
 FAST = {"deadline": Limits(deadline_s=0.05)}
 
-from support import SPEC_TABLE as TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
+from support import SCENARIO_TABLE as TABLE  # noqa: E402  (README.md, *The scenarios*: scenario -> status, ToolCall, ModelCall)
 
 
 def _run(name: str, agent: str, stream: bool = False) -> labkit.Setup:
@@ -261,7 +261,7 @@ def test_equal_numbers_still_give_one_signature() -> None:
     assert labkit.signature("t", {"input": True}) != labkit.signature("t", {"input": 1})
 
 
-# -- the check after the body is lock-free when nothing happened (SPEC §3.1 step 4) --------------
+# -- the check after the body is lock-free when nothing happened (the re-check after the body, chapter 4) --------------
 
 
 def test_the_deadline_passing_during_a_body_drops_its_result_and_records_the_stop() -> None:
@@ -311,7 +311,7 @@ def test_a_body_finishing_after_its_run_ended_is_not_returned() -> None:
         tool.invoke({"input": 1})
 
 
-# -- the guard writes scalar signatures directly (SPEC §3.2): same text as the general path ------
+# -- the guard writes scalar signatures directly (docs/guarantees.md, *Signatures*): same text as the general path -----
 
 
 @pytest.mark.parametrize(
@@ -452,7 +452,7 @@ def test_live_and_predict_names_load_on_first_use_and_stay_importable() -> None:
         labkit.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 
 
-# -- the guard asks GUARD_RULES in order; the first refusal decides (SPEC §3.1) -----------------
+# -- the guard asks GUARD_RULES in order; the first refusal decides (docs/guarantees.md, *Limits are exact*) -----------
 
 
 def _echo(input: int) -> int:

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from support import SPEC_TABLE  # noqa: E402
+from support import SCENARIO_TABLE  # noqa: E402
 
 import labkit  # noqa: E402
 from labkit import Call, Limits, Role, RunStatus, ScriptedTransport  # noqa: E402
@@ -59,7 +59,7 @@ COUNTER_WORDS = {  # the counter (or rule) each stop kind must name, on the time
 
 @pytest.fixture(scope="module")
 def runs() -> dict[tuple[str, str], labkit.RunOutcome]:
-    found = {(scenario, agent): labkit.run(scenario, agent=agent) for scenario in SPEC_TABLE for agent in AGENTS}
+    found = {(scenario, agent): labkit.run(scenario, agent=agent) for scenario in SCENARIO_TABLE for agent in AGENTS}
     for name, (script, limits) in FAILING.items():
         for agent in AGENTS:
             found[name, agent] = labkit.run("complete", agent=agent, limits=limits, transport=ScriptedTransport(script))
@@ -83,7 +83,7 @@ def _body_errors(outcome: labkit.RunOutcome) -> list[bool]:
 
 
 ALL = [
-    *((s, a) for s in SPEC_TABLE for a in AGENTS),
+    *((s, a) for s in SCENARIO_TABLE for a in AGENTS),
     *((n, a) for n in FAILING for a in AGENTS),
     *((f"mystery {k}", a) for k in labkit.mysteries() for a in AGENTS),
 ]
@@ -227,7 +227,7 @@ def test_the_frames_of_every_run_hold_no_missing_values(runs, run: str, agent: s
 
 
 def test_side_by_side_frames_of_runs_of_different_lengths_hold_no_missing_values(runs) -> None:
-    side = events_frame({name: runs[name, "simple"] for name in SPEC_TABLE})  # 1 to 12 events
+    side = events_frame({name: runs[name, "simple"] for name in SCENARIO_TABLE})  # 1 to 12 events
     _no_missing(side)
     _no_missing(side.tail(3))
     short = len(runs["incomplete", "simple"].events)
@@ -236,7 +236,7 @@ def test_side_by_side_frames_of_runs_of_different_lengths_hold_no_missing_values
     _no_missing(canonical_frame({"same": ('{"input": 42}', '{"input": 42.0}'), "null": ('{"a": null}', '{"a": 0}')}))
 
 
-@pytest.mark.parametrize("scenario", list(SPEC_TABLE))
+@pytest.mark.parametrize("scenario", list(SCENARIO_TABLE))
 def test_the_spans_table_holds_no_missing_values(scenario: str) -> None:
     pytest.importorskip("opentelemetry.sdk")
     from labkit.teaching.spans import run_traced

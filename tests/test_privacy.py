@@ -1,4 +1,4 @@
-"""Arguments and signatures never leave the scope's memory (SPEC §3.6).
+"""Arguments and signatures never leave the scope's memory (docs/guarantees.md, *Privacy of events*).
 
 A secret-looking argument goes through admitted calls, a repetition halt and
 a binding failure; it must not appear in the events, their DataFrame, the

@@ -278,11 +278,11 @@ def test_a_real_server_run_ends_completed(reviewer_server: RunningServer, stream
 @pytest.mark.parametrize("name", ["forbidden", "budget"])
 def test_the_same_bounds_stop_the_model_that_completes(reviewer_server: RunningServer, name: str):
     """Where a scenario's row depends on its grants and limits, not its script, the real model gives it."""
-    from support import SPEC_TABLE
+    from support import SCENARIO_TABLE
 
     for stream in (False, True):
         code, data = _console(name, reviewer_server.base_url, stream)
-        status, tool_calls, model_calls = SPEC_TABLE[name]
+        status, tool_calls, model_calls = SCENARIO_TABLE[name]
         kinds = [e["kind"] for e in data["events"]]
         assert (code, data["status"]) == (2, status.value)
         assert (kinds.count("ToolCall"), kinds.count("ModelCall")) == (tool_calls, model_calls)

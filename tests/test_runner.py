@@ -1,4 +1,4 @@
-"""Running an agent and classifying every ending (SPEC §3.4, §4)."""
+"""Running an agent and classifying every ending (docs/guarantees.md, *Cancellation* and *Every stop has one name*)."""
 
 from __future__ import annotations
 
@@ -352,8 +352,9 @@ class SulkingAgent(SimpleAgent):
 
 @asynctest
 async def test_a_loop_cancelling_itself_is_an_error_not_the_callers_cancellation() -> None:
-    # SPEC §3.4: a cancellation nobody asked for is never reported as the caller's (which the console
-    # would show as exit 130); outside the protocol, it stays an error (SPEC §4).
+    # docs/guarantees.md, *Cancellation*: a cancellation nobody asked for is never reported as the
+    # caller's (which the console would show as exit 130); outside the protocol, it stays an error
+    # (docs/guarantees.md, *Every stop has one name*).
     scope = ExecutionScope()
     agent = SulkingAgent(CountingClient(ScriptedTransport(["never"]), scope), [], instructions="i")
     with pytest.raises(RuntimeError, match="nobody cancelled the run") as caught:

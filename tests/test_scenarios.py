@@ -1,11 +1,11 @@
-"""The eight scenarios under both agents (SPEC §3, §6): whole event lists and the SPEC table."""
+"""The eight scenarios under both agents (README.md, *The scenarios*): whole event lists and the scenario table."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
-from support import SPEC_TABLE, triples
+from support import SCENARIO_TABLE, triples
 
 import labkit
 from labkit import SCENARIOS, RunOutcome, RunStatus
@@ -26,7 +26,7 @@ def _changing() -> list[tuple[str, str, int]]:
     return [*events, _model(5), (MW, "read_ticket", 5), ("ToolBudget", "read_ticket", 4)]
 
 
-# scenario -> (status, text, ordered events), written from SPEC §3 (event counts) and §6 (scripts)
+# scenario -> (status, text, ordered events), written from README.md, *The scenarios* (scripts and counts)
 EXPECTED: dict[str, tuple[RunStatus, str | None, list[tuple[str, str, int]]]] = {
     "complete": (
         RunStatus.COMPLETED,
@@ -71,7 +71,7 @@ EXPECTED: dict[str, tuple[RunStatus, str | None, list[tuple[str, str, int]]]] = 
 
 
 def test_the_spec_lists_every_scenario_in_lesson_order() -> None:
-    assert list(SCENARIOS) == list(SPEC_TABLE) == list(EXPECTED)
+    assert list(SCENARIOS) == list(SCENARIO_TABLE) == list(EXPECTED)
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +95,10 @@ def test_scenario_events_status_and_text(outcomes, scenario: str, agent: str) ->
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete()", "stream()"])
 @pytest.mark.parametrize("agent", AGENTS)
-@pytest.mark.parametrize("scenario", list(SPEC_TABLE))
+@pytest.mark.parametrize("scenario", list(SCENARIO_TABLE))
 def test_spec_table(outcomes, scenario: str, agent: str, stream: bool) -> None:
     outcome = outcomes[scenario, agent, stream]
-    assert (outcome.status.value, outcome.count("ToolCall"), outcome.count("ModelCall")) == SPEC_TABLE[scenario]
+    assert (outcome.status.value, outcome.count("ToolCall"), outcome.count("ModelCall")) == SCENARIO_TABLE[scenario]
     assert outcome.exit_code == (0 if scenario == "complete" else 2)
 
 

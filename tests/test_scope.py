@@ -1,4 +1,4 @@
-"""The execution scope and its guard (SPEC §3, §3.1, §3.4)."""
+"""The execution scope and its guard (docs/guarantees.md, *Limits are exact* and *Cancellation*)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scripted transport (SPEC §6): steps, script shapes, hangs and failures."""
+"""The scripted transport (README.md, *The scenarios*): steps, script shapes, hangs and failures."""
 
 from __future__ import annotations
 

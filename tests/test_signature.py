@@ -1,4 +1,4 @@
-"""Signatures = tool name + canonical arguments (SPEC §3.2), with its worked examples."""
+"""Signatures = tool name + canonical arguments (docs/guarantees.md, *Signatures*), with its worked examples."""
 
 from __future__ import annotations
 

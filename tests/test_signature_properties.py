@@ -1,4 +1,4 @@
-"""Property-based tests of repetition signatures (SPEC §3.2), with hypothesis."""
+"""Property-based tests of repetition signatures (docs/guarantees.md, *Signatures*), with hypothesis."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_typed_int_argument_direct_and_json_float_text(n: int) -> None:
         raise AssertionError("42 and 42.0 were two signatures")
 
 
-# -- one exact-decimal form for every numeric type (SPEC §3.2; issue 11) ----------------------------
+# -- one exact-decimal form for every numeric type (docs/guarantees.md, *Signatures*; issue 11) ------------------------
 
 from decimal import Decimal  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The explorer panel and the prediction widget, driven from code (no browser, no kernel).
 
-Expected statuses and counts come from the SPEC §6 table; limit changes are
-reasoned from the guard order of SPEC §3.1 (tool budget before repetition).
+Expected statuses and counts come from the table of README.md, *The scenarios*; limit changes are
+reasoned from the guard's order (docs/guarantees.md, *Limits are exact*) (tool budget before repetition).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from support import SPEC_TABLE  # noqa: E402  (SPEC §6: scenario -> status, ToolCall, ModelCall)
+from support import SCENARIO_TABLE  # noqa: E402  (README.md, *The scenarios*: scenario -> status, ToolCall, ModelCall)
 
 import labkit
 from labkit import SCENARIOS, Limits, RunStatus, UnknownScenarioError, UserError
@@ -23,7 +23,7 @@ SMALL_DEADLINE_S = 0.1  # the slider's minimum: the deadline scenario waits this
 
 
 def test_the_table_covers_every_scenario():
-    assert set(SPEC_TABLE) == set(SCENARIOS)
+    assert set(SCENARIO_TABLE) == set(SCENARIOS)
 
 
 def test_explorer_shows_every_scenario_and_both_agents():
@@ -77,13 +77,13 @@ def test_changing_the_scenario_resets_the_sliders():
 
 
 @pytest.mark.parametrize("agent", ["harness", "simple"])
-@pytest.mark.parametrize("name", list(SPEC_TABLE))
+@pytest.mark.parametrize("name", list(SCENARIO_TABLE))
 def test_run_gives_the_spec_outcome_and_shows_it(name, agent):
     panel = explorer(name, agent)
     if name == "deadline":
         panel.sliders["deadline_s"].value = SMALL_DEADLINE_S
     outcome = panel.run()
-    status, tool_calls, model_calls = SPEC_TABLE[name]
+    status, tool_calls, model_calls = SCENARIO_TABLE[name]
     assert panel.outcome is outcome
     assert (outcome.status, outcome.count("ToolCall"), outcome.count("ModelCall")) == (status, tool_calls, model_calls)
     assert outcome.limits == panel.limits
@@ -185,7 +185,7 @@ def test_prediction_refuses_to_run_without_a_status():
 
 @pytest.mark.parametrize("name", ["repeat", "changing", "complete"])
 def test_right_guesses_are_marked_right(name):
-    status, tool_calls, _ = SPEC_TABLE[name]
+    status, tool_calls, _ = SCENARIO_TABLE[name]
     widget = predict(name)
     widget.status_choice.value = status
     widget.tool_calls_choice.value = tool_calls
@@ -198,7 +198,7 @@ def test_right_guesses_are_marked_right(name):
 def test_each_wrong_guess_is_marked_not_this_time_as_check_does():
     widget = predict("repeat", agent="simple")
     widget.status_choice = "Completed"
-    widget.tool_calls_choice = SPEC_TABLE["repeat"][1]
+    widget.tool_calls_choice = SCENARIO_TABLE["repeat"][1]
     result = widget.run()
     assert not result.right
     status_line, count_line, *_feedback = widget.result_html.split("<br>")
