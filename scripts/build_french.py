@@ -20,7 +20,11 @@ replaced, cell by cell, from a gettext catalogue, ``i18n/fr/NAME.po``:
 * its **msgstr** is the French.
 
 Code cells and the notebook's structure are the English ones, unchanged (a learner's
-French notebook runs the very same code); their stored outputs are the French notebook's own,
+French notebook runs the very same code) but for their comments, which are prose: each is
+translated from ``i18n/fr/comments.po`` (:data:`COMMENTS`, keyed by the English comment, one
+catalogue for all chapters), found by Python's tokenizer so that no code changes; a comment with no
+current French keeps its English after a visible mark (:data:`COMMENT_MISSING`,
+:data:`COMMENT_STALE`), and ``stale`` names it. Their stored outputs are the French notebook's own,
 since the teaching helpers speak French there (:mod:`labkit.teaching.i18n`), made by
 ``scripts/execute_notebooks.py`` on ``notebooks-fr/`` (``make notebooks`` runs it). A markdown
 cell whose entry is missing, fuzzy or made for an older English text keeps the
@@ -44,8 +48,13 @@ French navigation, hint labels and README.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import hashlib
+import io
+import re
 import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,10 +131,12 @@ class Stale:
     chapter: str
     context: str
     why: str
+    comment: str = ""  # for a code comment: its English text (the cell is ``context``)
 
     def __str__(self) -> str:
         what = "its English text changed since it was translated" if self.why == "changed" else "no French yet"
-        return f"{self.chapter} cell {self.context}: {what}"
+        where = f"cell {self.context}" + (f", comment {_as_comment(self.comment)!r}" if self.comment else "")
+        return f"{self.chapter} {where}: {what}"
 
 
 def translation(catalog: Catalog | None, context: str, english: str) -> tuple[str | None, str]:
@@ -142,17 +153,177 @@ def translation(catalog: Catalog | None, context: str, english: str) -> tuple[st
 
 
 def stale_entries(root: Path) -> list[Stale]:
-    """Every translatable text, in a chapter that has a catalogue, without current French."""
+    """Every translatable text, in a chapter that has a catalogue, without current French: its prose,
+    and its code comments (:data:`COMMENTS`)."""
     found = []
+    comments = read_catalogue(root / COMMENTS)
     for path in _english(root):
         catalog = read_catalogue(catalogue_path(root, path.name))
         if catalog is None:
             continue
-        for context, english in sources(nbformat.read(path, as_version=4)):
+        nb = nbformat.read(path, as_version=4)
+        for context, english in sources(nb):
             french, why = translation(catalog, context, english)
             if french is None:
                 found.append(Stale(path.name, context, why))
+        seen = set()
+        for cell_id, english in code_comments(nb):
+            if (cell_id, english) not in seen and comment_translation(comments, english)[0] is None:
+                seen.add((cell_id, english))
+                found.append(Stale(path.name, cell_id, comment_translation(comments, english)[1], english))
     return found
+
+
+# -- code comments --------------------------------------------------------------------------------
+
+COMMENTS = CATALOGUES / "comments.po"
+"""The French of the code comments, one catalogue for every chapter: its msgid is the English comment
+(a block of full-line comments is one text, its lines joined by newlines; the ``# `` left out), its
+locations the chapters it appears in, no context (the same comment is translated once)."""
+
+COMMENT_STALE = "🇫🇷 traduction à mettre à jour : "
+COMMENT_MISSING = "🇫🇷 traduction manquante : "
+"""Put before a comment's English in the French edition while it has no current French."""
+
+PRAGMA = re.compile(r"(noqa|type:|fmt:|pragma:|isort:|ruff:|pyright:)", re.IGNORECASE)
+"""A comment for a tool, not for a reader: never translated."""
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A comment of a code cell: rows ``first``..``last`` (0-based), from column ``column``; a full-line
+    block of several rows is one comment; ``inline`` when code comes before it on its row."""
+
+    first: int
+    last: int
+    column: int
+    inline: bool
+    text: str
+
+
+def _comment_text(token: str) -> str:
+    return token[1:].removeprefix(" ").rstrip()
+
+
+def _as_comment(text: str) -> str:
+    return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
+
+
+def comments_of(source: str) -> list[Comment]:
+    """The comments of ``source`` a reader reads, in order (the tokenizer's, so a ``#`` in a string is
+    code); an empty comment or a tool's pragma is not one. A source the tokenizer cannot read (an
+    IPython magic) has none."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []
+    lines = source.splitlines()
+    found: list[Comment] = []
+    for token in tokens:
+        row, column = token.start[0] - 1, token.start[1]
+        text = _comment_text(token.string)
+        if not text or PRAGMA.match(text) or token.string.startswith("#!"):
+            continue
+        inline = bool(lines[row][:column].strip())
+        last = found[-1] if found else None
+        if not inline and last is not None and not last.inline and last.last == row - 1 and last.column == column:
+            found[-1] = Comment(last.first, row, column, False, last.text + "\n" + text)
+        else:
+            found.append(Comment(row, row, column, inline, text))
+    return found
+
+
+def _code_sources(cell: nbformat.NotebookNode) -> list[str]:
+    """The code a learner reads in a code cell: its source, its exercise skeleton, and (a predict
+    cell) the learner edition's scaffold, whose ``# your guess`` is a comment too."""
+    found = [cell.source]
+    skeleton = cell.metadata.get("labkit", {}).get("skeleton")
+    if isinstance(skeleton, str):
+        found.append(skeleton)
+    if "solution" in cell.metadata.get("tags", []):
+        with contextlib.suppress(SystemExit):  # not a valid solution cell: build_workbook.py says so
+            found.append(workbook.scaffold(cell.source))
+    return found
+
+
+def code_comments(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """``(cell id, English comment)`` of every comment of ``nb``'s code cells, in order."""
+    return [
+        (cell.get("id", ""), comment.text)
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for source in _code_sources(cell)
+        for comment in comments_of(source)
+    ]
+
+
+def comment_translation(catalog: Catalog | None, english: str) -> tuple[str | None, str]:
+    """The current French for the comment ``english``, as :func:`translation` (no context)."""
+    if catalog is None:
+        return None, "missing"
+    entry = catalog.get(english)
+    if entry is not None and entry.string and not entry.fuzzy:
+        return entry.string, ""
+    return None, ("changed" if entry is not None and entry.fuzzy else "missing")
+
+
+def french_code(source: str, catalog: Catalog | None) -> str:
+    """``source`` with each comment in French from ``catalog``; a comment with no current French keeps
+    its English after :data:`COMMENT_STALE` or :data:`COMMENT_MISSING`. Only comments change: the
+    code's tokens, the lines' indentation and everything before an inline comment stay as they are."""
+    found = comments_of(source)
+    if not found:
+        return source
+    lines = source.splitlines()
+    for comment in reversed(found):
+        french, why = comment_translation(catalog, comment.text)
+        if french is None:
+            banner = COMMENT_STALE if why == "changed" else COMMENT_MISSING
+            french = banner + comment.text
+        before = lines[comment.first][: comment.column]
+        if comment.inline:
+            lines[comment.first] = before + _as_comment(" ".join(french.splitlines()))
+        else:
+            lines[comment.first : comment.last + 1] = [before + line for line in _as_comment(french).splitlines()]
+    return "\n".join(lines) + ("\n" if source.endswith("\n") else "")
+
+
+def update_comments(root: Path) -> Path:
+    """Merge the comments of every English chapter into :data:`COMMENTS`, as ``update`` does for prose: a
+    new comment gets an empty entry, or (when it is close to a comment no longer used, e.g. edited) that
+    one's French marked ``fuzzy`` under the old English; one no longer used is dropped."""
+    target = root / COMMENTS
+    old = read_catalogue(target)
+    where: dict[str, list[str]] = {}
+    for path in _english(root):
+        for _cell, english in code_comments(nbformat.read(path, as_version=4)):
+            chapters = where.setdefault(english, [])
+            if path.name not in chapters:
+                chapters.append(path.name)
+    unused = [m for m in (old or []) if m.id and m.string and m.id not in where]
+    new = Catalog(locale=LANGUAGE, project="labkit", fuzzy=False)
+    new.header_comment = "# French code comments of every chapter: see scripts/build_french.py."
+    for english, chapters in where.items():
+        message = Message(english, locations=[(name, None) for name in chapters])
+        same = old.get(english) if old is not None else None
+        if same is not None:
+            message.string, message.flags = same.string, set(same.flags)
+            if same.fuzzy:
+                message.user_comments = list(same.user_comments)
+        else:
+            close = difflib.get_close_matches(english, [m.id for m in unused], n=1, cutoff=0.6)
+            if close:
+                earlier = next(m for m in unused if m.id == close[0])
+                message.string, message.flags = earlier.string, {"fuzzy"}
+                message.user_comments = previous_english(earlier.id)
+        new[english] = message
+    write_catalogue(target, new)
+    return target
+
+
+def french_guess(catalog: Catalog | None) -> str:
+    """The scaffold's ``# your guess`` comment in French (the English while it has none)."""
+    return comment_translation(catalog, workbook.GUESS)[0] or workbook.GUESS
 
 
 def previous_english(text: str) -> list[str]:
@@ -195,9 +366,14 @@ def _english(root: Path) -> list[Path]:
 
 
 def french_notebook(
-    nb: nbformat.NotebookNode, catalog: Catalog | None, previous: nbformat.NotebookNode | None = None
+    nb: nbformat.NotebookNode,
+    catalog: Catalog | None,
+    previous: nbformat.NotebookNode | None = None,
+    comments: Catalog | None = None,
 ) -> nbformat.NotebookNode:
-    """``nb`` with its prose in French from ``catalog`` (banners where there is none), the same code.
+    """``nb`` with its prose in French from ``catalog`` (banners where there is none), the same code
+    with its comments in French from ``comments`` (:func:`french_code`; a chapter without a catalogue
+    keeps its English comments).
 
     A code cell's outputs are the ones the French notebook stored for that very code (``previous``,
     the file as it is: the helpers speak French there, so its outputs are its own, made by
@@ -207,6 +383,11 @@ def french_notebook(
     out.metadata.setdefault("labkit", {})["language"] = LANGUAGE
     stored = {c.get("id"): c for c in (previous.cells if previous is not None else []) if c.cell_type == "code"}
     for cell in out.cells:
+        if cell.cell_type == "code" and catalog is not None:
+            cell.source = french_code(cell.source, comments)
+            labkit = cell.metadata.get("labkit", {})
+            if isinstance(labkit.get("skeleton"), str):
+                labkit["skeleton"] = french_code(labkit["skeleton"], comments)
         if cell.cell_type == "code" and cell.get("id") in stored and stored[cell["id"]].source == cell.source:
             cell.outputs = stored[cell["id"]].outputs
             cell.execution_count = stored[cell["id"]].get("execution_count")
@@ -331,7 +512,7 @@ def contents_page(chapters: list[Entry], appendices: list[Entry]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
+def readme(chapters: list[Entry], appendices: list[Entry], guess: str = workbook.GUESS) -> str:
     lines = [
         "# Le cahier d'exercices",
         "",
@@ -343,7 +524,7 @@ def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
         "",
         "Dans chaque chapitre, avant chaque exécution, vous prédisez comment elle va s'arrêter et combien",
         "d'événements `ToolCall` elle va enregistrer. Chaque cellule de prédiction contient",
-        "`...  # your guess` : remplacez `...` par votre réponse. En dessous, un **Indice** replié donne",
+        f"`...  # {guess}` : remplacez `...` par votre réponse. En dessous, un **Indice** replié donne",
         "d'abord une piste, et la **Réponse** est repliée une fois de plus à l'intérieur.",
         "",
         "## Commencer",
@@ -378,13 +559,25 @@ def readme(chapters: list[Entry], appendices: list[Entry]) -> str:
 # -- the build ------------------------------------------------------------------------------------
 
 
+def learner_french(nb: nbformat.NotebookNode, nav: str, comments: Catalog | None) -> nbformat.NotebookNode:
+    """The learner edition of the French notebook ``nb``: ``build_workbook.learner_edition`` with French
+    folds, and its scaffolds' ``# your guess`` in French."""
+    edition = workbook.learner_edition(nb, nav, (WORDS["Hint"], WORDS["Answer"]))
+    for cell in edition.cells:
+        if cell.cell_type == "code" and "guess" in cell.metadata.get("tags", []):
+            cell.source = french_code(cell.source, comments)
+    return edition
+
+
 def build(root: Path, check: bool) -> list[str]:
     english = _english(root)
+    comments = read_catalogue(root / COMMENTS)
     notebooks = {
         p.name: french_notebook(
             nbformat.read(p, as_version=4),
             read_catalogue(catalogue_path(root, p.name)),
             nbformat.read(root / INSTRUCTOR / p.name, as_version=4) if (root / INSTRUCTOR / p.name).exists() else None,
+            comments,
         )
         for p in english
     }
@@ -395,7 +588,7 @@ def build(root: Path, check: bool) -> list[str]:
         folder.mkdir(exist_ok=True)
     if not check:  # as build_workbook.py does for workbook/: a learner's work found here is copied first
         for path in sorted(learner.glob("*.ipynb")):
-            if workbook.holds_saved_work(nbformat.read(path, as_version=4)):
+            if workbook.holds_saved_work(nbformat.read(path, as_version=4), french_guess(comments)):
                 kept = workbook.keep_saved_work(path, root, LEARNER_COPY)
                 print(
                     f"{path.relative_to(root)} held saved work: copied to {kept.relative_to(root)} before the rebuild"
@@ -403,12 +596,12 @@ def build(root: Path, check: bool) -> list[str]:
     for name, nb in notebooks.items():
         nb = navigation.with_navigation(nb, nav_source(chapters, appendices, name, navigation.CONTENTS))
         _sync(instructor / name, nb, check, stale, root)
-        edition = workbook.learner_edition(
-            nb, nav_source(chapters, appendices, name, workbook.README), (WORDS["Hint"], WORDS["Answer"])
-        )
+        edition = learner_french(nb, nav_source(chapters, appendices, name, workbook.README), comments)
         _sync(learner / name, edition, check, stale, root)
     navigation.sync_text(instructor / navigation.CONTENTS, contents_page(chapters, appendices), check, stale, root)
-    navigation.sync_text(learner / workbook.README, readme(chapters, appendices), check, stale, root)
+    navigation.sync_text(
+        learner / workbook.README, readme(chapters, appendices, french_guess(comments)), check, stale, root
+    )
     expected = set(notebooks) | {navigation.CONTENTS, workbook.README}
     for folder in (instructor, learner):
         for extra in sorted(folder.iterdir()):
@@ -450,6 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for path in paths:
             print(f"updated {update_catalogue(root, path).relative_to(root)}")
+        print(f"updated {update_comments(root).relative_to(root)}")
         return 0
     stale = build(root, args.check)
     for name in stale:

@@ -27,9 +27,9 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path("labkit") / "teaching"
 CATALOGUE = SOURCE / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2), "NP_": ((1, "c"), 2)}
 """The marking functions of :mod:`labkit.teaching.i18n`: a message, a table's message, a plural pair,
-a message in a context."""
+a message in a context, a table's message in a context."""
 
 Message = str | tuple[str, str]
 """A message: its English, or (for :func:`~labkit.teaching.i18n.ngettext`) its singular and plural."""

@@ -219,23 +219,35 @@ def readme(chapters: list[navigation.Chapter], appendices: list[navigation.Appen
 
 
 SCAFFOLD_LINE = "= ...  # your guess"
-# An untouched scaffold line: `name = ...` or, for one guess per label, `name = {"a": ..., "b": ...}`.
-UNTOUCHED = re.compile(
-    r'\w+ = (\.\.\.|\{"[^"]*": \.\.\.(, "[^"]*": \.\.\.)*\})  # your guess'  # one line
-    r'|\w+ = \{  # your guess|    "[^"]*": \.\.\.,|\}'  # or one label per line
-)
+GUESS = "your guess"
+"""The scaffold's comment (the French edition shows its translation, scripts/build_french.py)."""
+
+
+def untouched(guess: str = GUESS) -> re.Pattern[str]:
+    """An untouched scaffold line: `name = ...` or, for one guess per label, `name = {"a": ..., "b": ...}`,
+    with the comment ``# guess``."""
+    comment = re.escape(f"  # {guess}")
+    return re.compile(
+        rf'\w+ = (\.\.\.|\{{"[^"]*": \.\.\.(, "[^"]*": \.\.\.)*\}}){comment}'  # one line
+        rf'|\w+ = \{{{comment}|    "[^"]*": \.\.\.,|\}}'  # or one label per line
+    )
+
+
+UNTOUCHED = untouched()
 LEARNER_COPY = "my-workbook"
 
 
-def holds_saved_work(nb: nbformat.NotebookNode) -> bool:
-    """True if a learner-edition notebook was run or had a guess filled in (the generated one never is)."""
+def holds_saved_work(nb: nbformat.NotebookNode, guess: str = GUESS) -> bool:
+    """True if a learner-edition notebook was run or had a guess filled in (the generated one never is);
+    ``guess`` is the scaffold's comment in the notebook's language."""
+    scaffolded = UNTOUCHED if guess == GUESS else untouched(guess)
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         if cell.get("outputs") or cell.get("execution_count") is not None:
             return True
         if "guess" in cell.metadata.get("tags", []) and any(
-            not UNTOUCHED.fullmatch(line) for line in cell.source.splitlines() if line.strip()
+            not scaffolded.fullmatch(line) for line in cell.source.splitlines() if line.strip()
         ):
             return True
     return False

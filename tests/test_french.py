@@ -12,9 +12,11 @@ nbval runs ``notebooks-fr/`` with outputs compared and ``workbook-fr/`` cell by 
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -25,7 +27,14 @@ SCRIPTS = ROOT / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 import build_french as french  # noqa: E402  (scripts/ is not a package)
 
-TRANSLATED = sorted(p.stem for p in (ROOT / french.CATALOGUES).glob("*.po"))
+TRANSLATED = sorted(p.stem for p in (ROOT / french.CATALOGUES).glob("*.po") if p != ROOT / french.COMMENTS)
+COMMENTS = french.read_catalogue(ROOT / french.COMMENTS)
+
+
+def code_tokens(source: str) -> list[tuple[int, str]]:
+    """The tokens of ``source`` that are code: everything but its comments (and the line breaks of comment lines)."""
+    skipped = (tokenize.COMMENT, tokenize.NL)
+    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in skipped]
 
 
 def run(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
@@ -66,8 +75,10 @@ def test_a_translated_chapter_runs_the_english_code_and_shows_no_banner(stem):
     assert [c["id"] for c in fr.cells] == [c["id"] for c in english.cells]
     for en_cell, fr_cell in zip(english.cells, fr.cells, strict=True):
         assert fr_cell.cell_type == en_cell.cell_type
-        if en_cell.cell_type == "code":
-            assert fr_cell.source == en_cell.source, en_cell["id"]  # its outputs are its own (French helpers)
+        if en_cell.cell_type == "code":  # its outputs are its own (French helpers); only its comments are French
+            assert code_tokens(fr_cell.source) == code_tokens(en_cell.source), en_cell["id"]
+            assert fr_cell.source == french.french_code(en_cell.source, COMMENTS), en_cell["id"]
+            assert all(len(line) <= 100 for line in fr_cell.source.splitlines()), f"{en_cell['id']}: a line over 100"
         elif en_cell["id"] != "navigation":
             assert not fr_cell.source.startswith(("> 🇫🇷",)), f"{stem} cell {en_cell['id']} is not translated"
     assert fr.metadata["labkit"]["language"] == "fr"
@@ -192,4 +203,95 @@ def test_a_rebuild_keeps_a_learners_work_found_in_the_french_edition(copy_root: 
     assert result.returncode == 0 and "held saved work" in result.stdout
     kept = copy_root / "my-workbook-fr" / "01_a_loop_needs_an_owner.saved-from-workbook.ipynb"
     assert kept.read_bytes() == saved
-    assert not french.workbook.holds_saved_work(nbformat.read(chapter, as_version=4)), "the edition is clean again"
+    clean = nbformat.read(chapter, as_version=4)
+    assert not french.workbook.holds_saved_work(clean, french.french_guess(COMMENTS)), "the edition is clean again"
+
+
+# -- code comments -----------------------------------------------------------------------------------------------
+
+
+def test_every_code_comment_has_french_and_the_french_edition_shows_it():
+    assert COMMENTS is not None, f"{french.COMMENTS} is missing: python scripts/build_french.py update"
+    fr = nbformat.read(ROOT / french.INSTRUCTOR / "01_a_loop_needs_an_owner.ipynb", as_version=4)
+    english = nbformat.read(ROOT / "notebooks" / "01_a_loop_needs_an_owner.ipynb", as_version=4)
+    texts = [text for _cell, text in french.code_comments(english)]
+    assert texts, "chapter 1 has code comments"
+    shown = [c.text for cell in fr.cells if cell.cell_type == "code" for c in french.comments_of(cell.source)]
+    assert shown and not set(shown) & set(texts) - {COMMENTS.get(t).string for t in texts}, "an English comment left"
+    learner = nbformat.read(ROOT / french.LEARNER / "01_a_loop_needs_an_owner.ipynb", as_version=4)
+    guesses = [c.source for c in learner.cells if "guess" in c.metadata.get("tags", [])]
+    guess = french.french_guess(COMMENTS)
+    assert guess != french.workbook.GUESS and all(f"  # {guess}" in g and "your guess" not in g for g in guesses)
+    assert all(french.workbook.untouched(guess).fullmatch(line) for g in guesses for line in g.splitlines())
+
+
+def test_only_comments_are_translated_never_code():
+    source = (
+        'text = "# not a comment"  # a comment\n'
+        "value = f'{1 # 2}' if False else 3\n"
+        "    # a block comment\n"
+        "    # on two lines\n"
+        'doc = """\n# still a string\n"""\n'
+        "x = 1  # noqa: E501\n"
+    )
+    catalog = french.Catalog(locale="fr")
+    catalog.add("a comment", "un commentaire")
+    catalog.add("a block comment\non two lines", "un commentaire\nen bloc\nsur trois lignes")
+    out = french.french_code(source, catalog)
+    assert code_tokens(out) == code_tokens(source)
+    assert 'text = "# not a comment"  # un commentaire' in out
+    assert "    # un commentaire\n    # en bloc\n    # sur trois lignes\n" in out
+    assert "# still a string" in out and "x = 1  # noqa: E501" in out, "strings and pragmas are left alone"
+
+
+def _edit_comment(chapter: Path, cell_id: str, old: str, new: str) -> None:
+    nb = nbformat.read(chapter, as_version=4)
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    assert f"# {old}" in cell.source
+    cell.source = cell.source.replace(f"# {old}", f"# {new}")
+    nbformat.write(nb, chapter)
+
+
+def test_an_edited_comment_is_named_shown_as_stale_and_kept_fuzzy_by_update(copy_root: Path):
+    chapter = copy_root / "notebooks" / "01_a_loop_needs_an_owner.ipynb"
+    old, new = "the tool budget (4) is never reached", "the tool budget (4) is never reached by this run"
+    _edit_comment(chapter, "looser-predict", old, new)
+
+    found = run("stale", root=copy_root)
+    assert found.returncode == 1
+    assert f"01_a_loop_needs_an_owner.ipynb cell looser-predict, comment '# {new}': no French yet" in found.stdout
+    assert run(root=copy_root).returncode == 0
+    fr = nbformat.read(copy_root / french.INSTRUCTOR / chapter.name, as_version=4)
+    cell = next(c for c in fr.cells if c.get("id") == "looser-predict")
+    assert f"# {french.COMMENT_MISSING}{new}" in cell.source, "the current English, marked, not the old French"
+    hint = nbformat.read(copy_root / french.LEARNER / chapter.name, as_version=4)
+    assert any(
+        f"# {french.COMMENT_MISSING}{new}" in c.source for c in hint.cells if c.get("id") == "looser-predict-hint"
+    )
+
+    assert run("update", root=copy_root).returncode == 0
+    catalog = french.read_catalogue(copy_root / french.COMMENTS)
+    entry = catalog.get(new)
+    assert entry is not None and entry.fuzzy and entry.string == COMMENTS.get(old).string
+    assert entry.user_comments[0].startswith("previous English") and f"| {old}" in entry.user_comments
+    assert catalog.get(old) is None, "a comment no longer used is dropped"
+    assert "its English text changed" in run("stale", root=copy_root).stdout
+    assert run(root=copy_root).returncode == 0
+    fr = nbformat.read(copy_root / french.INSTRUCTOR / chapter.name, as_version=4)
+    cell = next(c for c in fr.cells if c.get("id") == "looser-predict")
+    assert f"# {french.COMMENT_STALE}{new}" in cell.source
+
+    entry.flags.discard("fuzzy")  # the translator has brought the French up to date
+    french.write_catalogue(copy_root / french.COMMENTS, catalog)
+    assert run("stale", root=copy_root).returncode == 0
+
+
+def test_a_new_comment_is_added_untranslated_by_update(copy_root: Path):
+    chapter = copy_root / "notebooks" / "10_capstone.ipynb"
+    _edit_comment(chapter, "two-steps", "step 1: the checks, locked", "zzz entirely new words qqq")
+    assert run("update", root=copy_root).returncode == 0
+    entry = french.read_catalogue(copy_root / french.COMMENTS).get("zzz entirely new words qqq")
+    assert entry is not None and not entry.string and entry.locations == [("10_capstone.ipynb", None)]
+    assert (
+        "cell two-steps, comment '# zzz entirely new words qqq': no French yet" in run("stale", root=copy_root).stdout
+    )

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import string
 import subprocess
@@ -251,3 +252,90 @@ def test_plurals_and_contexts_are_looked_up_in_french(monkeypatch: pytest.Monkey
     monkeypatch.setenv(i18n.ENV, "en")
     assert i18n.ngettext("{n} ToolCall event", "{n} ToolCall events", 0) == "{n} ToolCall events"
     assert i18n.pgettext("a table's column", "right") == i18n._("right") == "right"
+
+
+# -- labels, the explorer's scenarios and its button (the words a learner reads beside the verdicts) ---------------
+
+CODE_LABELS = {"ModelCall", "execute_tool"}
+"""Labels the chapters pass to ``compare`` that are code names (an event kind, a span's operation): kept."""
+
+
+def _compare_labels() -> dict[str, str]:
+    """Every literal label the chapters' code passes to ``labkit.compare``, with a chapter it is in."""
+    import nbformat
+
+    found = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                for match in re.finditer(r'compare\(\s*"([^"]+)"', cell.source):
+                    found.setdefault(match[1], path.name)
+    return found
+
+
+def test_every_label_the_chapters_compare_is_shown_in_french(monkeypatch: pytest.MonkeyPatch):
+    from labkit.teaching.predict import _check_label
+
+    labels = _compare_labels()
+    assert "preemptions" in labels and "exit codes" in labels, "the chapters' labels are found"
+    unknown = {label: where for label, where in labels.items() if label not in i18n._LABELS | CODE_LABELS}
+    assert not unknown, f"labels with no French (add them to labkit/teaching/i18n.py _LABELS): {unknown}"
+    checks = {_check_label(events, counted) for events in (False, True) for counted in (False, True)}
+    assert checks <= i18n._LABELS
+    monkeypatch.setenv(i18n.ENV, "fr")
+    untranslated = [label for label in i18n._LABELS if i18n.label(label) == label]
+    assert not untranslated, untranslated
+    assert i18n.label("preemptions") == "préemptions"
+    assert i18n.label("exit codes (2)") == "codes de sortie (2)", "a repeat's number is kept"
+    assert i18n.label("bingo square RepeatedCall") == "case de bingo RepeatedCall", "the status is kept"
+    assert i18n.label("guard TwoStepGuard") == "garde TwoStepGuard"
+    assert i18n.label("widget: mystery C (harness)") == "widget : mystère C (harness)"
+    assert i18n.label("widget: repeat (simple)") == "widget : repeat (simple)"
+    assert i18n.label("my own words") == "my own words", "a learner's own label is shown as given"
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert all(i18n.label(label) == label for label in i18n._LABELS)
+
+
+def test_compare_shows_its_label_in_french_and_records_it_in_english(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from labkit.teaching import progress as progress_module
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(progress_module.ENV, raising=False)
+    monkeypatch.setattr(progress_module, "_shell", lambda: None)
+    monkeypatch.setenv(i18n.ENV, "fr")
+    chapter = "10_capstone.ipynb"
+    result = labkit.compare("preemptions", 2, 1, chapter=chapter)
+    assert result.what == "preemptions", "the label is data: English"
+    assert str(result).startswith("préemptions") and "pas cette fois" in str(result)
+    per_label = str(labkit.compare("exit codes", {"a": 1}, {"a": 2}, chapter=chapter))
+    assert per_label.startswith("codes de sortie [a]")
+    labkit.check(labkit.run("repeat"), status="RepeatedCall", tool_calls=1, chapter=chapter)
+    recorded = [entry.label for entry in labkit.progress().chapter(chapter).entries]
+    assert recorded == ["preemptions", "exit codes", "status and ToolCall count"], "recorded in English"
+    shown = str(labkit.progress()) + labkit.progress()._repr_html_()
+    assert "préemptions" in shown and "codes de sortie" in shown and "preemptions" not in shown
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert "return to: preemptions: not right yet" in str(labkit.progress())
+
+
+def test_the_explorer_says_its_scenarios_and_its_button_in_french(monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("ipywidgets")
+    from labkit.teaching.widgets import SUMMARIES, explorer, predict, scenario_summary
+
+    assert {name: s.summary for name, s in labkit.SCENARIOS.items()} == SUMMARIES, (
+        "a seed scenario's summary changed in labkit/loops/scenarios.py: change it in widgets.SUMMARIES too"
+    )
+    monkeypatch.setenv(i18n.ENV, "fr")
+    monkeypatch.setenv("LABKIT_PROGRESS", "off")
+    panel = explorer("repeat")
+    assert panel.run_button.description == "Lancer"
+    assert "disque rayé" in panel.children[1].value
+    panel.scenario = "complete"
+    assert "lit le ticket 42" in panel.children[1].value
+    assert all(scenario_summary(s) != s.summary for s in labkit.SCENARIOS.values())
+    declared = dataclasses.replace(labkit.SCENARIOS["repeat"], summary="my own words")
+    assert scenario_summary(declared) == "my own words", "a declared scenario's summary is its author's, name or not"
+    assert predict("repeat").run_button.description == "Lancer et vérifier"
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert explorer("repeat").run_button.description == "Run"
+    assert all(scenario_summary(s) == s.summary for s in labkit.SCENARIOS.values())

@@ -3,7 +3,9 @@
 The helpers (:func:`labkit.check`, :func:`labkit.compare`, the panels, the progress table, the
 tables' and charts' labels) mark each learner-facing message with :func:`_` (:func:`ngettext`
 for one whose words follow a number; :func:`pgettext` for a word another place uses differently;
-:func:`N_` for a message kept in a module-level table, translated where it is shown); the
+:func:`N_` for a message kept in a module-level table, translated where it is shown, :func:`NP_` for
+one shown through :func:`pgettext`); a check's label, recorded in English, is shown through
+:func:`label`; the
 standard :mod:`gettext` machinery looks it up in the catalogue of the language chosen below
 (``labkit/teaching/locale/fr/LC_MESSAGES/labkit.po``, compiled to ``labkit.mo`` by
 ``scripts/build_messages.py``, which extracts the messages with Babel). A message without a
@@ -30,6 +32,7 @@ import functools
 import gettext
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,8 +42,10 @@ __all__ = [
     "FRENCH_FOLDERS",
     "LANGUAGES",
     "LOCALE",
+    "NP_",
     "N_",
     "_",
+    "label",
     "language",
     "ngettext",
     "notebook_path",
@@ -141,3 +146,83 @@ def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
     """``message`` itself: marks a message of a module-level table for extraction; pass it through
     :func:`_` where it is shown (the language is the one of that moment, not of the import)."""
     return message
+
+
+def NP_(context: str, message: str) -> str:  # noqa: N802 (after N_)
+    """``message`` itself: :func:`N_` for a message shown through :func:`pgettext` with ``context``."""
+    return message
+
+
+LABEL = "label"
+"""The :func:`pgettext` context of the labels a check shows and records (see :func:`label`)."""
+
+_LABELS = frozenset(
+    {
+        # what labkit.check records (predict._check_label)
+        NP_("label", "status"),
+        NP_("label", "status and ToolCall count"),
+        NP_("label", "status and events"),
+        NP_("label", "status, ToolCall count and events"),
+        # what the chapters' code passes to labkit.compare
+        NP_("label", "Middleware for finish"),
+        NP_("label", "admitted"),
+        NP_("label", "ticket read"),
+        NP_("label", "review finished"),
+        NP_("label", "finish bodies"),
+        NP_("label", "stop reason"),
+        NP_("label", "bodies"),
+        NP_("label", "exit code"),
+        NP_("label", "exit codes"),
+        NP_("label", "text kept"),
+        NP_("label", "ModelCall events"),
+        NP_("label", "finish Middleware"),
+        NP_("label", "different ids"),
+        NP_("label", "same id"),
+        NP_("label", "chat spans"),
+        NP_("label", "caller gets"),
+        NP_("label", "recorded stop"),
+        NP_("label", "reported as"),
+        NP_("label", "late comments"),
+        NP_("label", "comments written"),
+        NP_("label", "policy consulted"),
+        NP_("label", "preemptions"),
+        NP_("label", "bodies started"),
+        NP_("label", "found"),
+        NP_("label", "bodies run by the SDK alone"),
+        NP_("label", "same status"),
+    }
+)
+"""The labels said in English by the chapters and the checks: each is shown in the notebook's language."""
+
+_LABEL_FORMS = (
+    (re.compile(r"bingo square (?P<status>\w+)"), NP_("label", "bingo square {status}")),
+    (re.compile(r"guard (?P<name>\w+)"), NP_("label", "guard {name}")),
+    (re.compile(r"widget: mystery (?P<key>\w+) \((?P<agent>\w+)\)"), NP_("label", "widget: mystery {key} ({agent})")),
+    (re.compile(r"widget: (?P<scenario>\S+) \((?P<agent>\w+)\)"), NP_("label", "widget: {scenario} ({agent})")),
+)
+"""Labels made from a name (a status, a guard class, a mystery or a scenario, an agent), which stays as it is."""
+
+_AGAIN = re.compile(r"(?P<base>.*?)(?P<again> \(\d+\))?")
+
+
+def label(text: str) -> str:
+    """``text``, the label of a check (``labkit.compare``'s ``what``, an item of ``labkit.progress()``),
+    in the current :func:`language`.
+
+    The labels are recorded and compared in English (they are data: the progress file keys them);
+    this is where they are shown. A label the chapters or the checks use (:data:`_LABELS`), or one
+    made from a name (``"bingo square RepeatedCall"``, ``"guard TwoStepGuard"``, ``"widget: mystery C
+    (harness)"``: the name is kept), is translated, with a repeat's ``" (2)"`` kept; any other label
+    (a learner's own) is shown as given.
+    """
+    if not isinstance(text, str):
+        return text
+    match = _AGAIN.fullmatch(text)
+    base, again = (match["base"], match["again"] or "") if match else (text, "")
+    if base in _LABELS:
+        return pgettext(LABEL, base) + again
+    for form, template in _LABEL_FORMS:
+        found = form.fullmatch(base)
+        if found is not None:
+            return pgettext(LABEL, template).format(**found.groupdict()) + again
+    return text

@@ -38,6 +38,7 @@ from ..transports.scripted import Call, Fail, Hang, Reply, Say, Step
 from . import _inputs
 from . import progress as _progress
 from .i18n import N_, _
+from .i18n import label as _label
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -256,6 +257,7 @@ class Comparison(NamedTuple):
         return _same(self.said, self.was)
 
     def __str__(self) -> str:
+        self = self._replace(what=_label(self.what))  # shown in the notebook's language (recorded in English)
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
             return _line(self.what, ..., self.was, unguessed=_unguessed)
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .i18n import _
+from .i18n import label as _label
 from .i18n import notebook_path as _notebook_path
 from .i18n import running_shell as _shell
 
@@ -388,7 +389,7 @@ class Entry(NamedTuple):
             state = _("right first time") if self.right_first else _("right")
         else:  # the last guess is wrong; it may still have been right the first time
             state = _("right first time, but your last guess is not") if self.right_first else _("not right yet")
-        return f"{self.label}: {state}" + (f" ({self.where})" if self.where else "")
+        return f"{_label(self.label)}: {state}" + (f" ({self.where})" if self.where else "")
 
 
 class ChapterProgress(NamedTuple):
@@ -505,7 +506,7 @@ class Progress:
         rows = []
         for item in self.chapters:
             back = "".join(
-                f"<li>{html.escape(e.label)}: {_tried(e)}"
+                f"<li>{html.escape(_label(e.label))}: {_tried(e)}"
                 + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "")
                 + "</li>"
                 for e in item.to_return

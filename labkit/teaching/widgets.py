@@ -36,12 +36,33 @@ from ..loops.scenarios import SCENARIOS, Scenario, get_scenario
 from . import progress as _progress
 from .charts import counters_chart
 from .frames import events_frame
-from .i18n import _
+from .i18n import N_, _
 from .predict import Check, Mystery, _check_one
 
-__all__ = ["Explorer", "Prediction", "explorer", "predict"]
+__all__ = ["SUMMARIES", "Explorer", "Prediction", "explorer", "predict", "scenario_summary"]
 
 AGENTS: tuple[AgentKind, ...] = ("harness", "simple")
+
+SUMMARIES: dict[str, str] = {
+    "complete": N_("reads ticket 42, finishes the review, then says 'Review finished.'"),
+    "incomplete": N_("says 'Review finished.' at once without calling any tool"),
+    "forbidden": N_("the well-behaved model, but the host does not grant ticket.read"),
+    "repeat": N_("the broken record: asks for read_ticket(42) on every call"),
+    "changing": N_("asks for read_ticket(1), read_ticket(2), ... (a new id on every call)"),
+    "budget": N_("the well-behaved model, with a budget of one model call"),
+    "deadline": N_("the model never answers; the run has a 1 s deadline"),
+    "unavailable": N_("the transport cannot connect to the model endpoint"),
+}
+"""The seed scenarios' summaries (:data:`labkit.SCENARIOS`, whose core stays English), by name, for the panel."""
+
+
+def scenario_summary(scenario: Scenario) -> str:
+    """``scenario.summary`` in the notebook's language: a seed scenario's from :data:`SUMMARIES`, while
+    it is the English text there (a summary changed in the core, or a declared scenario's own, is
+    shown as it is)."""
+    english = SUMMARIES.get(scenario.name)
+    return _(english) if english is not None and english == scenario.summary else scenario.summary
+
 
 _STYLE = {"description_width": "13em"}
 _WIDE = w.Layout(width="34em")
@@ -137,7 +158,7 @@ class Explorer(w.VBox):
             [
                 self._scenario,
                 self._summary,
-                w.HBox([w.Label("agent", layout=w.Layout(width="13em", justify_content="flex-end")), self._agent]),
+                w.HBox([w.Label(_("agent"), layout=w.Layout(width="13em", justify_content="flex-end")), self._agent]),
                 *self.sliders.values(),
                 self.run_button,
                 self.status_line,
@@ -185,7 +206,7 @@ class Explorer(w.VBox):
         return self.status_line.value
 
     def _show_scenario(self, scenario: Scenario) -> None:
-        self._summary.value = f"<i>{html.escape(scenario.summary)}</i>"
+        self._summary.value = f"<i>{html.escape(scenario_summary(scenario))}</i>"
         for field, slider in self.sliders.items():
             slider.value = min(max(getattr(scenario.limits, field), slider.min), slider.max)
 
