@@ -389,7 +389,9 @@ class Entry(NamedTuple):
             state = _("right first time") if self.right_first else _("right")
         else:  # the last guess is wrong; it may still have been right the first time
             state = _("right first time, but your last guess is not") if self.right_first else _("not right yet")
-        return f"{_label(self.label)}: {state}" + (f" ({self.where})" if self.where else "")
+        return _("{label}: {state}").format(label=_label(self.label), state=state) + (
+            f" ({self.where})" if self.where else ""
+        )
 
 
 class ChapterProgress(NamedTuple):
@@ -506,7 +508,8 @@ class Progress:
         rows = []
         for item in self.chapters:
             back = "".join(
-                f"<li>{html.escape(_label(e.label))}: {_tried(e)}"
+                "<li>"
+                + _("{label}: {state}").format(label=html.escape(_label(e.label)), state=_tried(e))
                 + (f" <span style='opacity:0.7'>({html.escape(e.where)})</span>" if e.where else "")
                 + "</li>"
                 for e in item.to_return
