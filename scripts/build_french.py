@@ -635,7 +635,8 @@ def main(argv: list[str] | None = None) -> int:
         found = stale_entries(root)
         for item in found:
             print(item)
-        print(f"{len(found)} translation(s) to bring up to date" if found else "every translation is current")
+        count = f"{len(found)} translation{'' if len(found) == 1 else 's'}"
+        print(f"{count} to bring up to date" if found else "every translation is current")
         return 1 if found else 0
     if args.action == "update":
         paths = [Path(p).resolve() for p in args.notebooks] or [
