@@ -118,7 +118,7 @@ def runtime_problems(runtime: str, run: labkit.RunOutcome, line: str) -> list[st
         if found and (int(found.group(1)) != 0 or int(found.group(2)) != run.limits.model_calls):
             problems.append(f"'{found.group(0)}' for a plain function with model_calls={run.limits.model_calls}")
     if runtime == "workflow":
-        found = re.search(r"only (\d+) of (\d+) model calls were made: one for each question", text)
+        found = re.search(r"only (\d+) of (\d+) model calls (?:was|were) made: one for each question", text)
         if found and int(found.group(1)) != run.count("ModelCall"):
             problems.append(f"'{found.group(0)}' with {run.count('ModelCall')} ModelCall events")
     if "the host's code returned" in text and run.status.is_stop:

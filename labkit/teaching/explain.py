@@ -566,8 +566,10 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
                 limit=limits.model_calls
             )
         if explanation.runtime == "workflow" and usage.model_calls < limits.model_calls:
-            return _(
-                "only {made} of {limit} model calls were made: one for each question the host's code asked (chapter 2)"
+            return ngettext(
+                "only {made} of {limit} model calls was made: one for each question the host's code asked (chapter 2)",
+                "only {made} of {limit} model calls were made: one for each question the host's code asked (chapter 2)",
+                usage.model_calls,
             ).format(made=usage.model_calls, limit=limits.model_calls)
         if usage.model_calls < limits.model_calls:
             return _(

@@ -295,7 +295,7 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
         line = _("it was {was}, not {said}").format(was=repr(was), said=repr(said))
     else:
         line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
-    return line if meant is None else f"{line}: {meant}"
+    return line if meant is None else _("{reason}: {meaning}").format(reason=line, meaning=meant)
 
 
 def _positions(indexes: Sequence[int]) -> str:
@@ -372,7 +372,7 @@ def _with_meaning(text: str, was: Any, meaning: str | None, runs: object, label:
     if meaning is None or meaning == "status":
         return text
     meant = _meant(meaning, ..., was, runs, label)
-    return text if meant is None else f"{text}; {meant}"
+    return text if meant is None else _("{reason}; {meaning}").format(reason=text, meaning=meant)
 
 
 def _subsequence(short: Sequence[Any], long: Sequence[Any]) -> bool:
