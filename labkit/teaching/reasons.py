@@ -154,9 +154,10 @@ def _difference(said: Any, was: Any) -> str:
     gap = said - was
     if gap == int(gap):
         gap = int(gap)
+    plural = abs(gap) if isinstance(gap, int) else 2  # gettext's plural forms take a whole number
     if gap > 0:
-        return ngettext("{n} too many", "{n} too many", gap).format(n=gap)  # type: ignore[arg-type]
-    return ngettext("{n} too few", "{n} too few", -gap).format(n=-gap)  # type: ignore[arg-type]
+        return ngettext("{n} too many", "{n} too many", plural).format(n=gap)
+    return ngettext("{n} too few", "{n} too few", plural).format(n=-gap)
 
 
 def _runs_of(runs: object, label: object) -> list[RunOutcome]:
