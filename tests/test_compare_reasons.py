@@ -315,3 +315,20 @@ def test_meaning_and_runs_are_checked():
         labkit.compare("n", 1, 2, meaning="ToolCall", runs={"a": 3})
     with pytest.raises(labkit.InputError, match="short text"):
         labkit.compare("n", 1, 2, meaning=3)
+
+
+def test_every_reason_speaks_french_in_a_french_notebook(monkeypatch):
+    """The reasons go through the catalogue: in French, every wrong item still gets its one line."""
+    monkeypatch.setenv("LABKIT_LANGUAGE", "fr")
+    run = labkit.run("repeat")
+    cases = [
+        ("codes", [2, 2, 0, 7], [2, 0, 64], "exit code", None),
+        ("ToolCall", 2.5, 1, "ToolCall", run),
+        ("statut", "ToolBudget", "RepeatedCall", None, None),
+        ("n", {"a": [1, 2], "b": "x "}, {"a": [2, 1], "b": "x"}, None, None),
+    ]
+    for what, said, was, meaning, runs in cases:
+        lines = [line for line in str(labkit.compare(what, said, was, meaning=meaning, runs=runs)).splitlines()]
+        reasons = [line for line in lines if line.startswith("réfléchissez : ")]
+        assert reasons and not any(line.startswith("think:") for line in lines), lines
+        assert not any(word in line for line in reasons for word in (" too many", " means ", "would mean")), reasons
