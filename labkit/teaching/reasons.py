@@ -31,6 +31,7 @@ from __future__ import annotations
 import numbers
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from ..core.events import EventKind
@@ -78,6 +79,10 @@ _COUNT_MEANINGS: dict[str, str] = {
     "ProviderUnavailable": N_("the model calls admitted, the one that failed included"),
 }
 """What an event's count counts, by its kind (chapter 8's anatomy of an event)."""
+
+
+_GUARD_STOPS = frozenset({"PermissionDenied", "ToolBudget", "RepeatedCall"})
+"""The stops a tool's guard decides: the refused call reached the guard (after the middleware, in a loop)."""
 
 
 class MeaningError(ValueError):
@@ -133,7 +138,14 @@ def _same(said: object, was: object) -> bool:
 
 
 def _one(value: object) -> str:
+    if isinstance(value, Enum):  # a StopReason or a RunStatus reads as its name
+        value = value.value
     return repr(value) if isinstance(value, str) else str(value)
+
+
+def _name(value: object) -> str:
+    """A status as its name (``PermissionDenied``, unquoted), whether a text or a StopReason."""
+    return str(value.value) if isinstance(value, Enum) else str(value)
 
 
 def _exit_meaning(code: object) -> str:
@@ -205,7 +217,7 @@ def _tool_calls(run: RunOutcome) -> str:
     from .explain import _count_notes  # the same notes as check's count line
 
     notes = _count_notes(run)
-    if not notes and run.status.value in ("PermissionDenied", "ToolBudget", "RepeatedCall"):
+    if not notes and run.status.value in _GUARD_STOPS:
         notes = " (" + _("a refused call records none") + ")"
     return _("one ToolCall event each time the guard admitted an attempt{notes}").format(notes=notes)
 
@@ -215,7 +227,10 @@ def _middleware(run: RunOutcome) -> str:
 
     if runtime_of(run) in ("function", "workflow"):
         return _("the host's code calls the guarded tools itself: there is no loop, so no middleware")
-    return _("one Middleware event for each call the loop passes to its middleware, all tools together")
+    line = _("one Middleware event for each call the loop passes to its middleware, all tools together")
+    if run.status.value in _GUARD_STOPS:
+        line += _("; the middleware sees a call before the guard does, so a refused call has one too")
+    return line
 
 
 def _event_count(kind: str, run: RunOutcome) -> str:
@@ -249,14 +264,20 @@ def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object
     return meaning
 
 
-def _statuses(said: object, was: object) -> str:
+def _statuses(said: object, was: object) -> str | None:
     said_means, was_means = _status_meaning(said), _status_meaning(was)
+    if said_means is None and was_means is None:
+        return None
     if said_means is None:
-        return _("{was} is a status ({was_means}); {said} is none of the eight").format(
-            was=was, was_means=was_means or "?", said=_one(said)
+        return _("{was} says {was_means}; {said} is none of the eight statuses").format(
+            was=_name(was), was_means=was_means, said=_name(said)
+        )
+    if was_means is None:
+        return _("{said} would say {said_means}; {was} is none of the eight statuses").format(
+            said=_name(said), said_means=said_means, was=_name(was)
         )
     return _("{was} says {was_means}; {said} would say {said_means}").format(
-        was=was, was_means=was_means, said=said, said_means=said_means
+        was=_name(was), was_means=was_means, said=_name(said), said_means=said_means
     )
 
 
@@ -282,8 +303,10 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
     same_kind = _kind(said) == _kind(was)
     if not same_kind and meaning == "exit code":
         meant = _("{was} means {was_means}").format(was=was, was_means=_exit_meaning(was))
-    if same_kind and (meaning in ("exit code", "status") or (_status_meaning(said) and _status_meaning(was))):
-        return meant or _statuses(said, was)  # it names both values already
+    if meaning is None and _status_meaning(said) and _status_meaning(was):
+        meant = _statuses(said, was)  # two status names: what each says is true wherever they came from
+    if same_kind and meant is not None and (meaning in ("exit code", "status") or _status_meaning(said)):
+        return meant  # it names both values already
     if not same_kind:
         line = _("the answer is {was_kind} ({was}), you gave {said_kind} ({said})").format(
             was_kind=_kind(was), was=_one(was), said_kind=_kind(said), said=_one(said)
@@ -293,7 +316,7 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
     elif isinstance(said, bool):
         line = _("it was {was}, not {said}").format(was=was, said=said)
     elif isinstance(said, str):
-        line = _("it was {was}, not {said}").format(was=repr(was), said=repr(said))
+        line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
     else:
         line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
     return line if meant is None else _("{reason}: {meaning}").format(reason=line, meaning=meant)
@@ -339,10 +362,10 @@ def _items(
             line(
                 wrong,
                 ngettext(
-                    "{items} is not in the answer, which has {n} items in this order",
-                    "{items} are not in the answer, which has {n} items in this order",
+                    "{items} is not in the answer: the other items you gave follow its order",
+                    "{items} are not in the answer: the other items you gave follow its order",
                     len(extra),
-                ).format(items=", ".join(f"{_one(said[i])} {_positions([i])}" for i in extra), n=len(was)),
+                ).format(items=", ".join(f"{_one(said[i])} {_positions([i])}" for i in extra)),
             )
         ]
     groups: dict[str, list[int]] = {}
