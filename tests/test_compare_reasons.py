@@ -51,6 +51,8 @@ def scenario_runs() -> dict[str, labkit.RunOutcome]:
     for name in labkit.SCENARIOS:
         for agent in ("simple", "harness"):
             runs[f"{name}/{agent}"] = labkit.run(name, agent=agent)
+    for name in ("complete", "changing", "budget"):
+        runs[f"{name}/harness/streamed"] = labkit.run(name, stream=True)
     return runs
 
 
@@ -149,7 +151,7 @@ def scalar_problems(reason: str, said: object, was: object, meaning: str | None)
         problems.append("two numbers, and the difference is not said")
     type_only = "print alike" in reason or "a truth value (True/False) and a number" in reason
     if meaning == "exit code" and not type_only:
-        named = {int(n) for n in re.findall(r"(?<![\[\w.])(\d+) (?:would )?means?\b", reason)}
+        named = {int(n) for n in re.findall(r"(?<![\[\w.])(-?\d+) (?:would )?means?\b", reason)}
         if not named <= {said, was}:
             problems.append(f"names codes {named} that were neither guessed nor the answer")
         if was not in named and isinstance(was, int):
@@ -226,6 +228,12 @@ def test_every_wrong_count_of_a_real_run_gets_one_true_reason(data):
     assert compare_problems(kind, guess, answer) == []
     problems = compare_problems(kind, guess, answer, meaning=kind, runs=runs[name])
     assert problems == [], (name, guess, answer)
+    text = str(labkit.compare(kind, guess, answer, meaning=kind, runs=runs[name]))
+    assert ("streamed reply" in text) == (
+        name.endswith("/streamed") and kind == "ModelCall" and guess != answer and type(guess) in (int, float)
+    ), text
+    if "the model-call budget refused" in text:
+        assert runs[name].status == "ModelBudget", text
 
 
 @FAST

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..core.events import EventKind
 from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
+from ..loops.running import origin_of
 from ..transports.chat import Role
 from .i18n import N_, _, ngettext
 
@@ -203,6 +204,9 @@ def _model_calls(run: RunOutcome) -> str:
         " for tools ({n} did here)",
         asking,
     ).format(n=asking)
+    origin = origin_of(run)
+    if origin is not None and origin.stream:
+        line += _("; a streamed reply is one model call, counted once before its first piece")
     if run.status is RunStatus.MODEL_BUDGET:
         line += _("; the call the model-call budget refused records none")
     elif run.status is RunStatus.PROVIDER_UNAVAILABLE:
