@@ -289,8 +289,9 @@ def test_a_mystery_displays_as_its_step_list_in_ipython():
     ],
 )
 def test_a_comparison_line_sizes_its_columns_to_its_content(what, said, was) -> None:
-    line = str(labkit.compare(what, said, was))
-    assert "\n" not in line  # still one line per comparison
+    text = str(labkit.compare(what, said, was)).splitlines()
+    line = text[0]
+    assert len(text) == (1 if said == was else 2)  # one verdict line, and one think: line after a wrong guess
     columns = re.split(r" {2,}", line.strip())  # columns are at least two spaces apart
     assert columns == [what, f"you said {said}", f"it was {was}", "right" if said == was else "not this time"]
 
@@ -319,6 +320,9 @@ def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_b
             {"function": "Completed", "simple": "Incomplete"},
         )
     ).splitlines()
+    reasons = [line for line in lines if line.startswith("think: ")]
+    lines = [line for line in lines if not line.startswith("think: ")]
+    assert [reason.split(":")[1] for reason in reasons] == [" status [simple]"]  # one reason, for the wrong label
     assert [line.split("  ")[0] for line in lines] == ["status [function]", "status [simple]"]
     assert lines[0].endswith("right") and lines[1].endswith("not this time")
     assert len({line.index("it was") for line in lines}) == 1  # aligned

@@ -46,6 +46,7 @@ from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
 from ..loops.agents import result_kind
 from ..loops.outcome import RunOutcome, RunStatus
+from ..loops.review import ReviewTask
 from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
 from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
@@ -99,6 +100,9 @@ _CHAPTER = {
 """The chapter that teaches each rule."""
 
 _RULES = frozenset(RULE_NAMES)
+
+_HOST_RUNTIMES = frozenset({"function", "workflow"})
+"""The runtimes of chapter 2 whose next step the host's code chooses (:mod:`labkit.teaching.runtimes`)."""
 
 _CONDITIONS = (N_("finish_review succeeded"),)
 """The host conditions a hint may name, for the catalogue (``labkit.loops.review.ReviewTask.condition``
@@ -194,6 +198,9 @@ class Explanation:
         ungranted: the tools the model asked for whose capability the run did not grant, in the
             order first asked (whether or not a call of them reached the guard); ``None`` when the
             run's origin, and so its grants, is not known.
+        runtime: the chapter 2 runtime that made the run (``"function"``, ``"workflow"``,
+            ``"simple"``, ``"harness"``: :func:`labkit.teaching.runtimes.runtime_of`), or ``None``.
+            A plain function or a workflow has no loop: its hints speak of the host's code.
     """
 
     outcome: RunOutcome
@@ -203,6 +210,12 @@ class Explanation:
     replayed: bool = False
     condition: str | None = None
     ungranted: tuple[str, ...] | None = None
+    runtime: str | None = None
+
+    @property
+    def host_code(self) -> bool:
+        """The host's code chose every step (a plain function or a workflow): no loop ran."""
+        return self.runtime in _HOST_RUNTIMES
 
     @property
     def rules(self) -> frozenset[str]:
@@ -255,6 +268,15 @@ class Explanation:
             )
         condition = (self.condition or "").split(" (")[0]  # the seed's condition carries a remark in brackets
         condition = _(condition) if condition else condition  # a scenario's condition, in the notebook's language
+        if self.host_code:  # no loop ran: the host's code returned, and its text is its own
+            if status is RunStatus.COMPLETED:
+                return _(
+                    "{no_rule}the host's code returned and the host condition holds: {condition} (chapter 3)"
+                ).format(no_rule=no_rule, condition=condition or _(_CONDITIONS[0]))
+            return _(
+                "{no_rule}the host's code returned while the host condition ({condition}) is false;"
+                " the text it returned proves nothing (chapter 3)"
+            ).format(no_rule=no_rule, condition=condition or _(_CONDITIONS[0]))
         if status is RunStatus.COMPLETED:
             if condition:
                 return _(
@@ -494,6 +516,11 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
     scenario = origin.scenario if origin is not None else None
     decided = _refusal(outcome, scenario)
     condition = scenario.condition if scenario is not None else None
+    from .runtimes import runtime_of  # light: the runtimes of chapter 2 and what made each run
+
+    runtime = runtime_of(outcome)
+    if runtime is not None and condition is None:
+        condition = ReviewTask.condition  # every runtime of chapter 2 runs the review
     ungranted = _ungranted(outcome, scenario) if scenario is not None else None
     also: tuple[Refusal, ...] = ()
     ending = None
@@ -501,7 +528,7 @@ def explain(outcome: RunOutcome | Setup) -> Explanation:
     if decided is not None and _replayable(origin):
         also, ending = _chain(origin, outcome, decided)  # type: ignore[arg-type]
         replayed = True
-    explanation = Explanation(outcome, decided, also, ending, replayed, condition, ungranted)
+    explanation = Explanation(outcome, decided, also, ending, replayed, condition, ungranted, runtime)
     with _cache_lock:
         _cache[id(outcome)] = (weakref.ref(outcome), explanation)
         while len(_cache) > _CACHE_KEPT:
@@ -534,6 +561,16 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
             " a limit refuses the next attempt, never the last one admitted (chapter 6)"
         ).format(used=usage.tool_calls, limit=limits.tool_calls)
     if said == StopReason.MODEL_BUDGET:
+        if explanation.runtime == "function":
+            return _("a plain function asks no model: 0 of {limit} model calls were made (chapter 2)").format(
+                limit=limits.model_calls
+            )
+        if explanation.runtime == "workflow" and usage.model_calls < limits.model_calls:
+            return ngettext(
+                "only {made} of {limit} model calls was made: one for each question the host's code asked (chapter 2)",
+                "only {made} of {limit} model calls were made: one for each question the host's code asked (chapter 2)",
+                usage.model_calls,
+            ).format(made=usage.model_calls, limit=limits.model_calls)
         if usage.model_calls < limits.model_calls:
             return _(
                 "only {made} of {limit} model calls were made; every follow-up"
@@ -551,6 +588,8 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
         )
     if said == RunStatus.PROVIDER_UNAVAILABLE:
         made = outcome.count("ModelCall")
+        if explanation.runtime == "function":
+            return _("a plain function calls no model: no model call could fail to connect (chapter 2)")
         if sum(m.role is Role.ASSISTANT for m in outcome.transcript) < made:  # the last one never answered
             return _(
                 "no model call failed to connect: model call {n} was still waiting for its answer"
@@ -559,6 +598,8 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
         return _("every model call got an answer: none failed to connect (chapter 7)")
     if said == RunStatus.COMPLETED and actual.is_stop:
         return _("a run the host stopped is never Completed: its text is withheld (chapter 7)")
+    if said == RunStatus.INCOMPLETE and actual.is_stop and explanation.host_code:
+        return _("Incomplete is the host's code returning by itself; this one was stopped (chapter 7)")
     if said == RunStatus.INCOMPLETE and actual.is_stop:
         return _("Incomplete is a loop that ended by itself; this one was stopped (chapter 7)")
     return None

@@ -39,6 +39,7 @@ from . import _inputs
 from . import progress as _progress
 from .i18n import N_, _
 from .i18n import label as _label
+from .reasons import MeaningError, check_meaning, is_sequence, reasons
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -106,30 +107,6 @@ def _same(said: object, was: object) -> bool:
     if isinstance(said, bool) != isinstance(was, bool):
         return False
     return bool(said == was)
-
-
-def _alike(what: str, said: object, was: object) -> str | None:
-    """The reasons a wrong guess can be given without knowing where ``was`` came from: it prints
-    exactly like the answer but is another value (``"3"`` for ``3``), it is a truth value where the
-    answer is a number (or the reverse), or it is the answer's text with spaces around it;
-    ``None`` otherwise."""
-    if _unguessed(said) or _same(said, was):
-        return None
-    if isinstance(said, str) and isinstance(was, str) and said != was and said.strip() == was.strip():
-        return _("think: {what}: your answer {said!r} has spaces the answer {was!r} has not").format(
-            what=what, said=said, was=was
-        )
-    if isinstance(said, bool) != isinstance(was, bool) and said == was:
-        return _(
-            "think: {what}: you said {said!r} ({said_type}), it was {was!r} ({was_type}):"
-            " a truth value (True/False) and a number are different answers"
-        ).format(what=what, said=said, said_type=type(said).__name__, was=was, was_type=type(was).__name__)
-    if str(said) != str(was):
-        return None
-    return _(
-        "think: {what}: you said {said} ({said_type}), it was {was} ({was_type}):"
-        " they print alike but are not the same value"
-    ).format(what=what, said=repr(said), said_type=type(said).__name__, was=repr(was), was_type=type(was).__name__)
 
 
 def _event_text(event: EventGuess) -> str:
@@ -233,11 +210,17 @@ def _feedback(
 
 
 class Comparison(NamedTuple):
-    """One guessed value next to what happened (``said`` is ``...`` when there is no guess yet)."""
+    """One guessed value next to what happened (``said`` is ``...`` when there is no guess yet).
+
+    ``meaning`` and ``runs`` are what the calling code said the value is (:func:`compare`); printed,
+    every wrong guess ends with one ``think:`` line per wrong value (:mod:`labkit.teaching.reasons`).
+    """
 
     what: str
     said: Any
     was: Any
+    meaning: str | None = None
+    runs: Any = None
 
     @property
     def guessed(self) -> bool:
@@ -267,10 +250,25 @@ class Comparison(NamedTuple):
             lines = [(f"{self.what} [{key}]", self.said.get(key, ...), self.was.get(key, "-")) for key in keys]
             widths = _widths(lines, _unguessed)
             text = [_line(*line, widths, _unguessed) for line in lines]
-            text.extend(reason for what, said, was in lines if (reason := _alike(what, said, was)) is not None)
+            for key, (what, said, was) in zip(keys, lines, strict=True):
+                if _unguessed(said):
+                    continue
+                if key not in self.was:
+                    text.append(_("think: {what}: no value is labelled {key}").format(what=what, key=key))
+                    continue
+                text.extend(reasons(what, said, was, self.meaning, self.runs, key))
             return "\n".join(text)
-        reason = _alike(self.what, self.said, self.was)
-        return _line(self.what, self.said, self.was, unguessed=_unguessed) + ("" if reason is None else f"\n{reason}")
+        text = [_line(self.what, self.said, self.was, unguessed=_unguessed)]
+        if is_sequence(self.said) and is_sequence(self.was) and not _same(self.said, self.was):
+            # a wrong list, item by item: [1], [2], ... (an item one list has not shows as -)
+            items = [
+                (f"{self.what} [{i + 1}]", _at(self.said, i), _at(self.was, i))
+                for i in range(max(len(self.said), len(self.was)))
+            ]
+            widths = _widths(items, _unguessed)
+            text.extend(_line(*item, widths, _unguessed) for item in items)
+        text.extend(reasons(self.what, self.said, self.was, self.meaning, self.runs, None))
+        return "\n".join(text)
 
     def _repr_pretty_(self, printer: object, cycle: bool) -> None:
         printer.text(str(self))  # type: ignore[attr-defined]
@@ -578,7 +576,19 @@ def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], 
     return {label: valid(guess.get(label)) for label in labels}
 
 
-def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -> Comparison:
+def _at(values: Sequence[Any], index: int) -> Any:
+    return values[index] if index < len(values) else "-"
+
+
+def compare(
+    what: str,
+    guess: Any,
+    actual: Any,
+    *,
+    meaning: str | None = None,
+    runs: RunOutcome | Mapping[str, RunOutcome] | None = None,
+    chapter: str | None = None,
+) -> Comparison:
     """Compare any one guessed value with what happened (e.g. admitted attempts).
 
     Args:
@@ -590,18 +600,35 @@ def compare(what: str, guess: Any, actual: Any, *, chapter: str | None = None) -
             the guess leaves out is "no guess yet" for that label (as in :func:`check`),
             a guessed label no value has shows ``it was -``. It is right only if every
             label is guessed and right.
+            A list or tuple compared with a list or tuple is judged item by item, by position.
         actual: the observed value.
+        meaning: what the value is, when the reason should say it (:mod:`labkit.teaching.reasons`):
+            ``"exit code"`` (the console's closed set: what each code means), ``"status"``, an event
+            kind such as ``"ModelCall"`` (a count of those events; with ``runs=``, where it comes
+            from), ``"Middleware count"`` (an event's own count), or a sentence of your own saying
+            what the value counts. ``None``: the reason says only what the two values show.
+        runs: with an event kind as ``meaning``, the run the count was read from, or
+            ``{label: run}`` for one count per label.
         chapter: the chapter to record it under when the notebook's name is not known (a script).
 
     The comparison is recorded in your progress, as :func:`check` is (:func:`labkit.progress`).
 
     Returns:
-        A :class:`Comparison`; printed, one line (one per label), and after a wrong guess that
-        prints exactly like the answer (``"3"`` for ``3``) a ``think:`` line naming both types.
-        No other reason is given: ``compare`` does not know where ``actual`` came from, so any
-        cause it named would be invented.
+        A :class:`Comparison`; printed, one line (one per label; for a wrong list, one per item
+        too), and after every wrong guess one ``think:`` line per wrong value or group of wrong
+        items: what differs (a type, spaces, case, order, items left out, how many too many), and
+        what the values mean when ``meaning`` says it. ``compare`` does not know where ``actual``
+        came from, so it names no cause the calling code did not give it.
+
+    Raises:
+        InputError: ``meaning`` is not a text, or ``runs`` is given without an event kind as
+            ``meaning`` or is not a RunOutcome (or ``{label: RunOutcome}``).
     """
-    result = Comparison(what, guess, actual)
+    try:
+        check_meaning(meaning, runs)
+    except MeaningError as exc:
+        raise InputError(str(exc)) from None
+    result = Comparison(what, guess, actual, meaning, runs)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
     return result
 

@@ -40,6 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
+import threading
+import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -69,6 +72,7 @@ __all__ = [
     "run_function",
     "run_loop",
     "run_workflow",
+    "runtime_of",
 ]
 
 RUNTIMES = ("function", "workflow", "simple", "harness")
@@ -248,18 +252,47 @@ def _model(model: Script | Transport) -> Transport:
     return ScriptedTransport(model)  # type: ignore[arg-type]
 
 
+_runtimes: dict[int, tuple[weakref.ref, str]] = {}  # one entry per outcome alive, gone with it
+_runtimes_lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome (_forget)
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    with _runtimes_lock:
+        entry = _runtimes.get(key)
+        if entry is not None and entry[0] is ref:
+            del _runtimes[key]
+
+
+def runtime_of(outcome: RunOutcome) -> str | None:
+    """The runtime (one of :data:`RUNTIMES`) that made ``outcome`` here, or ``None`` for any other run.
+
+    A hint reads it to say what is true of that runtime: a plain function or a workflow has no
+    loop, and its text is what the host's code returned, not a model's words.
+    """
+    with _runtimes_lock:
+        entry = _runtimes.get(id(outcome))
+    if entry is None or entry[0]() is not outcome:
+        return None
+    return entry[1]
+
+
 def _run(
     make: Callable[[CountingClient, Sequence[GuardedTool]], Any],
     model: Transport,
     limits: Limits | Mapping[str, object] | None,
     granted: Collection[str] | None,
     prompt: str,
+    runtime: str,
 ) -> RunOutcome:
     scope = ExecutionScope(limits, _granted(granted))
     task = ReviewTask()
     tools = task.tools(scope)
     agent = make(CountingClient(model, scope), tools)
-    return run_sync(run_agent(agent, prompt, is_complete=task.is_complete))
+    outcome = run_sync(run_agent(agent, prompt, is_complete=task.is_complete))
+    with _runtimes_lock:
+        key = id(outcome)
+        _runtimes[key] = (weakref.ref(outcome, functools.partial(_forget, key)), runtime)
+    return outcome
 
 
 def run_function(
@@ -294,6 +327,7 @@ def run_function(
         limits,
         granted,
         _NO_MODEL_PROMPT,
+        "function",
     )
 
 
@@ -323,7 +357,14 @@ def run_workflow(
     """
     _check_host(host, "run_workflow")
     transport = _model(model)
-    return _run(lambda client, tools: _HostRuntime(client, tools, host, asks=True), transport, limits, granted, PROMPT)
+    return _run(
+        lambda client, tools: _HostRuntime(client, tools, host, asks=True),
+        transport,
+        limits,
+        granted,
+        PROMPT,
+        "workflow",
+    )
 
 
 def run_loop(
@@ -351,7 +392,9 @@ def run_loop(
         raise InputError(f"agent is 'simple' or 'harness', not {agent!r}")
     cls = HarnessAgent if agent == "harness" else SimpleAgent
     transport = _model(model)
-    return _run(lambda client, tools: cls(client, tools, instructions=INSTRUCTIONS), transport, limits, granted, PROMPT)
+    return _run(
+        lambda client, tools: cls(client, tools, instructions=INSTRUCTIONS), transport, limits, granted, PROMPT, agent
+    )
 
 
 def run_all(

@@ -1,0 +1,452 @@
+"""The ``think:`` line after each wrong guess of :func:`labkit.compare`, computed from the two values.
+
+:func:`labkit.compare` gets a guess and the value that happened, and nothing
+else: it cannot know where the value came from. So every reason it gives is
+true of the two values alone (a difference of type, of spaces, of case, of
+order, how many too many, which items a list left out), and says what a value
+*means* only when the calling code says it (``meaning=``):
+
+* ``"exit code"``: a console exit code (the closed set of :mod:`labkit.cli`:
+  0, 2, 64, 70, 74, 76, 78, 130): the line says what the code that happened
+  means, and what the guessed one would have meant;
+* ``"status"``: a run status (:class:`~labkit.RunStatus`): what each one is
+  (also said, without ``meaning=``, when both values are status names);
+* an event kind, e.g. ``"ModelCall"``: the value is how many events of that kind
+  a run recorded; with ``runs=`` (the run, or ``{label: run}``, it was counted
+  in) the line says where that count comes from in that run (a refused call
+  records none, a failed body still counts, one model call per reply...);
+* ``"<kind> count"``, e.g. ``"Middleware count"``: the count an event of that
+  kind carries (chapter 8's anatomy of an event);
+* any other text: a sentence saying what the value is or counts, shown after
+  the computed difference.
+
+A list or tuple is judged item by item, by position: each wrong item gets one
+reason, items with the same reason share one line that names their positions.
+
+Core-light: the standard library and labkit's core only.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from ..core.events import EventKind
+from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
+from ..loops.running import origin_of
+from ..transports.chat import Role
+from .i18n import N_, _, ngettext
+
+__all__ = ["EXIT_MEANINGS", "STATUS_MEANINGS", "MeaningError", "check_meaning", "is_sequence", "reasons"]
+
+_EXIT_FRAMEWORK = 70  # labkit.cli.EXIT_FRAMEWORK (the console is not imported for one number)
+
+EXIT_MEANINGS: dict[int, str] = {
+    0: N_("Completed (the host condition holds)"),
+    2: N_("Incomplete or a controlled stop (a rule, the deadline or the provider ended the run)"),
+    EXIT_USAGE: N_("a usage error: the console refused the command, so nothing ran"),
+    _EXIT_FRAMEWORK: N_("the framework named by --runtime ended on an error of its own"),
+    EXIT_OUTPUT: N_("the output could not be written"),
+    EXIT_PROTOCOL: N_("the live endpoint answered with something that is not a chat completion"),
+    EXIT_CONFIG: N_("a live configuration that cannot work"),
+    EXIT_CANCELLED: N_("the caller cancelled the run (Ctrl+C)"),
+}
+"""What each exit code of labkit's console means (:mod:`labkit.cli`; in English, shown translated)."""
+
+STATUS_MEANINGS: dict[str, str] = {
+    RunStatus.COMPLETED.value: N_("the run ended and the host condition holds"),
+    RunStatus.INCOMPLETE.value: N_("the run ended without a stop while the host condition is false"),
+    RunStatus.PERMISSION_DENIED.value: N_("a call needed a capability the host did not grant"),
+    RunStatus.REPEATED_CALL.value: N_("a call came again with a signature already admitted `repetitions` times"),
+    RunStatus.TOOL_BUDGET.value: N_("a tool attempt came after `tool_calls` attempts had been admitted"),
+    RunStatus.MODEL_BUDGET.value: N_("a model call came after `model_calls` calls had been made"),
+    RunStatus.DEADLINE_EXCEEDED.value: N_("the deadline passed while something was still waiting"),
+    RunStatus.PROVIDER_UNAVAILABLE.value: N_("a model call could not get an answer from the model's endpoint"),
+}
+"""What each status says happened (chapter 7's closed set; in English, shown translated)."""
+
+_COUNT_MEANINGS: dict[str, str] = {
+    "ModelCall": N_("the model calls admitted so far, this one included"),
+    "Middleware": N_("the calls the middleware has observed so far, all tools together, this one included"),
+    "ToolCall": N_("the tool attempts admitted so far, all tools together, this one included"),
+    "PermissionDenied": N_("the tool attempts admitted before the refused call"),
+    "ToolBudget": N_("the tool attempts admitted: the limit that was reached"),
+    "RepeatedCall": N_("the attempts this one signature already had: the per-signature limit"),
+    "ModelBudget": N_("the model calls admitted: the limit that was reached"),
+    "DeadlineExceeded": N_("the tool attempts admitted when the deadline passed"),
+    "ProviderUnavailable": N_("the model calls admitted, the one that failed included"),
+}
+"""What an event's count counts, by its kind (chapter 8's anatomy of an event)."""
+
+
+_GUARD_STOPS = frozenset({"PermissionDenied", "ToolBudget", "RepeatedCall"})
+"""The stops a tool's guard decides: the refused call reached the guard (after the middleware, in a loop)."""
+
+
+class MeaningError(ValueError):
+    """``meaning=`` or ``runs=`` given to :func:`labkit.compare` in a form it cannot read."""
+
+
+def check_meaning(meaning: object, runs: object) -> None:
+    """Raise :class:`MeaningError` for a ``meaning``/``runs`` pair :func:`reasons` cannot read."""
+    if meaning is not None and not isinstance(meaning, str):
+        raise MeaningError(f"meaning is a short text such as 'exit code' or 'ModelCall', not {meaning!r}")
+    if runs is None:
+        return
+    if meaning not in EventKind._value2member_map_:
+        raise MeaningError(
+            "runs= tells where an event count comes from: give an event kind as meaning too, e.g. meaning='ModelCall',"
+            f" not {meaning!r}"
+        )
+    values = runs.values() if isinstance(runs, Mapping) else [runs]
+    if not all(isinstance(run, RunOutcome) for run in values):
+        raise MeaningError("runs is the RunOutcome the count was read from, or {label: RunOutcome}")
+
+
+def is_sequence(value: object) -> bool:
+    """A list or tuple answer, judged item by item (a string is one value)."""
+    return isinstance(value, (list, tuple))
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _kind(value: object) -> str:
+    """The kind of a value in a learner's words: ``"a truth value"``, ``"a number"``, ``"a text"``..."""
+    if value is None:
+        return _("no value")
+    if isinstance(value, bool):
+        return _("a truth value")
+    if _number(value):
+        return _("a number")
+    if isinstance(value, str):
+        return _("a text")
+    if is_sequence(value):
+        return _("a list")
+    if isinstance(value, Mapping):
+        return _("one value per label")
+    return type(value).__name__
+
+
+def _same(said: object, was: object) -> bool:
+    if isinstance(said, bool) != isinstance(was, bool):
+        return False
+    return bool(said == was)
+
+
+def _one(value: object) -> str:
+    if isinstance(value, Enum):  # a StopReason or a RunStatus reads as its name
+        value = value.value
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _name(value: object) -> str:
+    """A status as its name (``PermissionDenied``, unquoted), whether a text or a StopReason."""
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
+def _exit_meaning(code: object) -> str:
+    meaning = EXIT_MEANINGS.get(code) if isinstance(code, int) and not isinstance(code, bool) else None
+    if meaning is None:
+        codes = ", ".join(str(c) for c in sorted(EXIT_MEANINGS))
+        return _("no exit code of labkit's console, which uses only {codes}").format(codes=codes)
+    return _(meaning)
+
+
+def _status_meaning(status: object) -> str | None:
+    meaning = STATUS_MEANINGS.get(status) if isinstance(status, str) else None
+    return None if meaning is None else _(meaning)
+
+
+def _difference(said: Any, was: Any) -> str:
+    """``"2 too many"`` / ``"1 too few"`` for two different numbers."""
+    gap = said - was
+    if gap == int(gap):
+        gap = int(gap)
+    plural = abs(gap) if isinstance(gap, int) else 2  # gettext's plural forms take a whole number
+    if gap > 0:
+        return ngettext("{n} too many", "{n} too many", plural).format(n=gap)
+    return ngettext("{n} too few", "{n} too few", plural).format(n=-gap)
+
+
+def _runs_of(runs: object, label: object) -> list[RunOutcome]:
+    if isinstance(runs, RunOutcome):
+        return [runs]
+    if isinstance(runs, Mapping) and label in runs:
+        return [runs[label]]
+    return []
+
+
+def _model_calls(run: RunOutcome) -> str:
+    """Where a run's ModelCall events come from, read from the run."""
+    from .runtimes import runtime_of  # light: the runtimes of chapter 2 and what made each run
+
+    made = run.count("ModelCall")
+    runtime = runtime_of(run)
+    if runtime == "function":
+        return _("a plain function asks no model, so it records no ModelCall event")
+    if runtime == "workflow":
+        return ngettext(
+            "one ModelCall event for each question the host's code asked a model: it asked {n}",
+            "one ModelCall event for each question the host's code asked a model: it asked {n}",
+            made,
+        ).format(n=made)
+    replies = [m for m in run.transcript if m.role is Role.ASSISTANT]
+    asking = sum(bool(m.tool_calls) for m in replies)
+    line = ngettext(
+        "one ModelCall event for each model call admitted; the loop asks again after each reply that asks"
+        " for tools ({n} did here)",
+        "one ModelCall event for each model call admitted; the loop asks again after each reply that asks"
+        " for tools ({n} did here)",
+        asking,
+    ).format(n=asking)
+    origin = origin_of(run)
+    if origin is not None and origin.stream:
+        line += _("; a streamed reply is one model call, counted once before its first piece")
+    if run.status is RunStatus.MODEL_BUDGET:
+        line += _("; the call the model-call budget refused records none")
+    elif run.status is RunStatus.PROVIDER_UNAVAILABLE:
+        line += _("; the call that failed was admitted, and counted, before it was sent")
+    elif replies and not replies[-1].tool_calls and len(replies) == made:
+        line += _("; the reply that asked for no tool ended the loop")
+    return line
+
+
+def _tool_calls(run: RunOutcome) -> str:
+    """Where a run's ToolCall events come from, with what in it a learner may have miscounted."""
+    from .explain import _count_notes  # the same notes as check's count line
+
+    notes = _count_notes(run)
+    if not notes and run.status.value in _GUARD_STOPS:
+        notes = " (" + _("a refused call records none") + ")"
+    return _("one ToolCall event each time the guard admitted an attempt{notes}").format(notes=notes)
+
+
+def _middleware(run: RunOutcome) -> str:
+    from .runtimes import runtime_of
+
+    if runtime_of(run) in ("function", "workflow"):
+        return _("the host's code calls the guarded tools itself: there is no loop, so no middleware")
+    line = _("one Middleware event for each call the loop passes to its middleware, all tools together")
+    if run.status.value in _GUARD_STOPS:
+        line += _("; the middleware sees a call before the guard does, so a refused call has one too")
+    return line
+
+
+def _event_count(kind: str, run: RunOutcome) -> str:
+    if kind == "ModelCall":
+        return _model_calls(run)
+    if kind == "ToolCall":
+        return _tool_calls(run)
+    if kind == "Middleware":
+        return _middleware(run)
+    return _("one {kind} event for each time it happened in the run").format(kind=kind)
+
+
+def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object) -> str | None:
+    """What the calling code said the value is, for a value that differs (``None`` when not said)."""
+    if meaning is None:
+        return None
+    if meaning == "exit code":
+        return _("{was} means {was_means}; {said} would mean {said_means}").format(
+            was=was, was_means=_exit_meaning(was), said=_one(said), said_means=_exit_meaning(said)
+        )
+    if meaning == "status":
+        return _statuses(said, was)
+    if meaning in EventKind._value2member_map_:
+        found = _runs_of(runs, label)
+        if found:
+            return _event_count(meaning, found[0])
+        return _("the number of {kind} events the run recorded").format(kind=meaning)
+    if meaning.endswith(" count") and meaning[: -len(" count")] in _COUNT_MEANINGS:
+        kind = meaning[: -len(" count")]
+        return _("a {kind} event's count is {meaning}").format(kind=kind, meaning=_(_COUNT_MEANINGS[kind]))
+    return meaning
+
+
+def _statuses(said: object, was: object) -> str | None:
+    said_means, was_means = _status_meaning(said), _status_meaning(was)
+    if said_means is None and was_means is None:
+        return None
+    if said_means is None:
+        return _("{was} says {was_means}; {said} is none of the eight statuses").format(
+            was=_name(was), was_means=was_means, said=_name(said)
+        )
+    if was_means is None:
+        return _("{said} would say {said_means}; {was} is none of the eight statuses").format(
+            said=_name(said), said_means=said_means, was=_name(was)
+        )
+    return _("{was} says {was_means}; {said} would say {said_means}").format(
+        was=_name(was), was_means=was_means, said=_name(said), said_means=said_means
+    )
+
+
+def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: object) -> str:
+    """The one reason a single wrong value gets, without its ``think: what:`` prefix."""
+    if isinstance(said, str) and isinstance(was, str):
+        if said.strip() == was.strip():
+            return _("your answer {said!r} has spaces the answer {was!r} has not").format(said=said, was=was)
+        if said.casefold() == was.casefold():
+            return _("your answer {said!r} differs from {was!r} only in upper and lower case").format(
+                said=said, was=was
+            )
+    if isinstance(said, bool) != isinstance(was, bool) and said == was:
+        return _(
+            "you said {said!r} ({said_type}), it was {was!r} ({was_type}):"
+            " a truth value (True/False) and a number are different answers"
+        ).format(said=said, said_type=type(said).__name__, was=was, was_type=type(was).__name__)
+    if said != was and str(said) == str(was):
+        return _(
+            "you said {said} ({said_type}), it was {was} ({was_type}): they print alike but are not the same value"
+        ).format(said=repr(said), said_type=type(said).__name__, was=repr(was), was_type=type(was).__name__)
+    meant = _meant(meaning, said, was, runs, label)
+    same_kind = _kind(said) == _kind(was)
+    if not same_kind and meaning == "exit code":
+        meant = _("{was} means {was_means}").format(was=was, was_means=_exit_meaning(was))
+    if meaning is None and _status_meaning(said) and _status_meaning(was):
+        meant = _statuses(said, was)  # two status names: what each says is true wherever they came from
+    if same_kind and meant is not None and (meaning in ("exit code", "status") or _status_meaning(said)):
+        return meant  # it names both values already
+    if not same_kind:
+        line = _("the answer is {was_kind} ({was}), you gave {said_kind} ({said})").format(
+            was_kind=_kind(was), was=_one(was), said_kind=_kind(said), said=_one(said)
+        )
+    elif _number(said):
+        line = _difference(said, was)
+    elif isinstance(said, bool):
+        line = _("it was {was}, not {said}").format(was=was, said=said)
+    elif isinstance(said, str):
+        line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
+    else:
+        line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
+    return line if meant is None else _("{reason}: {meaning}").format(reason=line, meaning=meant)
+
+
+def _positions(indexes: Sequence[int]) -> str:
+    return ", ".join(f"[{i + 1}]" for i in indexes)
+
+
+def _items(
+    what: str, said: Sequence[Any], was: Sequence[Any], meaning: str | None, runs: object, label: object
+) -> list[str]:
+    """One reason per wrong item of a list, by position (from 1); items with the same reason share a line."""
+    wrong = [
+        i for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or not _same(said[i], was[i])
+    ]
+    if not wrong:
+        return []
+
+    def line(indexes: Sequence[int], text: str, *left_out: Any) -> str:
+        if left_out and len(set(map(repr, left_out))) == 1:
+            text = _with_meaning(text, left_out[0], meaning, runs, label)
+        return _("think: {what} {where}: {reason}").format(what=what, where=_positions(indexes), reason=text)
+
+    if len(said) == len(was) and Counter(map(repr, said)) == Counter(map(repr, was)):
+        return [line(wrong, _("the same items as the answer in another order: the order is part of it"))]
+    if len(said) < len(was) and _subsequence(said, was):
+        missing = _missing(said, was)
+        return [
+            line(
+                wrong,
+                ngettext(
+                    "you left out {items}: the items you gave follow the answer's order",
+                    "you left out {items}: the items you gave follow the answer's order",
+                    len(missing),
+                ).format(items=", ".join(f"{_one(was[i])} {_positions([i])}" for i in missing)),
+                *(was[i] for i in missing),
+            )
+        ]
+    if len(said) > len(was) and _subsequence(was, said):
+        extra = _missing(was, said)
+        return [
+            line(
+                wrong,
+                ngettext(
+                    "{items} is not in the answer: the other items you gave follow its order",
+                    "{items} are not in the answer: the other items you gave follow its order",
+                    len(extra),
+                ).format(items=", ".join(f"{_one(said[i])} {_positions([i])}" for i in extra)),
+            )
+        ]
+    groups: dict[str, list[int]] = {}
+    for i in wrong:
+        if i >= len(said):
+            text = ngettext(
+                "you left it out: your list has {n} item, the answer {m}",
+                "you left it out: your list has {n} items, the answer {m}",
+                len(said),
+            ).format(n=len(said), m=len(was))
+            text = _with_meaning(text, was[i], meaning, runs, label)
+        elif i >= len(was):
+            text = ngettext(
+                "the answer has no such item: it has {m} item, your list {n}",
+                "the answer has no such item: it has {m} items, your list {n}",
+                len(was),
+            ).format(n=len(said), m=len(was))
+        else:
+            text = _scalar(said[i], was[i], meaning, runs, label)
+        groups.setdefault(text, []).append(i)
+    return [line(indexes, text) for text, indexes in groups.items()]
+
+
+def _with_meaning(text: str, was: Any, meaning: str | None, runs: object, label: object) -> str:
+    """``text`` about an item left out, with what that item means when the calling code said it."""
+    if meaning == "exit code":
+        return _("{text}; {was} means {was_means}").format(text=text, was=was, was_means=_exit_meaning(was))
+    if meaning is None or meaning == "status":
+        return text
+    meant = _meant(meaning, ..., was, runs, label)
+    return text if meant is None else _("{reason}; {meaning}").format(reason=text, meaning=meant)
+
+
+def _subsequence(short: Sequence[Any], long: Sequence[Any]) -> bool:
+    it = iter(long)
+    return all(any(_same(s, x) for x in it) for s in short)
+
+
+def _missing(short: Sequence[Any], long: Sequence[Any]) -> list[int]:
+    """The positions of ``long`` the items of ``short`` (a subsequence of it) do not take, first match first."""
+    taken, j = [], 0
+    for s in short:
+        while not _same(long[j], s):
+            j += 1
+        taken.append(j)
+        j += 1
+    return [i for i in range(len(long)) if i not in taken]
+
+
+def reasons(
+    what: str, said: Any, was: Any, meaning: str | None = None, runs: object = None, label: object = None
+) -> list[str]:
+    """The ``think:`` lines for one wrong value (``[]`` when it is right): one line for a single value,
+    one per group of wrong items for a list (see the module's docstring)."""
+    if _same(said, was):
+        return []
+    if is_sequence(said) and is_sequence(was):
+        return _items(what, said, was, meaning, runs, label)
+    if isinstance(was, Mapping) and not isinstance(said, Mapping):
+        labels = ", ".join(str(k) for k in was)
+        return [
+            _("think: {what}: the answer has one value per label ({labels}): give {{label: value}}").format(
+                what=what, labels=labels
+            )
+        ]
+    if isinstance(said, Mapping) and isinstance(was, Mapping) and said.keys() != was.keys():
+        return [
+            _("think: {what}: the labels are {labels}, not {said}").format(
+                what=what, labels=", ".join(map(str, was)), said=", ".join(map(str, said))
+            )
+        ]
+    if isinstance(said, Mapping) and isinstance(was, Mapping):
+        return [  # a dict answer inside one label: one line per key that differs
+            _("think: {what}: {key}: {reason}").format(
+                what=what, key=key, reason=_scalar(said[key], was[key], meaning, runs, label)
+            )
+            for key in was
+            if not _same(said[key], was[key])
+        ]
+    return [_("think: {what}: {reason}").format(what=what, reason=_scalar(said, was, meaning, runs, label))]

@@ -1,0 +1,342 @@
+"""Every wrong guess :func:`labkit.compare` judges gets exactly one true reason per wrong item.
+
+Guesses are generated (hypothesis) against values taken from real runs (the
+eight scenarios under both agents, and chapter 2's four runtimes): counts,
+exit codes, statuses, truth values, lists of them and one value per label. Each
+guess is the answer itself, or wrong by one, of another type (``"3"`` for
+``3``, ``True`` for ``1``), with spaces around it, in another case, or a list
+reordered, cut short or made longer. The oracle here never imports
+:mod:`labkit.teaching.reasons`: it knows which items differ, by position, and
+what each reason may claim:
+
+* a right or unguessed value gets no ``think:`` line; a wrong one exactly one,
+  and a wrong list one line per group of wrong items, every wrong position named
+  once and no right one named;
+* a number's reason says how many too many or too few, and that number is the
+  difference; an exit code's reason names only the two codes and what the
+  console's closed set says of them; a type, spaces or case is named only when
+  that is what differs;
+* with ``meaning="ModelCall"``/``"ToolCall"`` and the run, the reason names only
+  what happened in that run (a refused call, a failed body, the runtime).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import labkit
+from labkit.teaching.runtimes import run_all
+
+FAST = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+EXIT_CODES = {0: "Completed", 2: "controlled stop", 64: "usage error", 70: "framework", 74: "output"}
+EXIT_CODES |= {76: "chat completion", 78: "configuration", 130: "Ctrl+C"}
+"""The console's exit codes (labkit.cli's docstring) and a word each one's meaning must hold."""
+
+
+@functools.cache
+def scenario_runs() -> dict[str, labkit.RunOutcome]:
+    runs = {}
+    for name in labkit.SCENARIOS:
+        for agent in ("simple", "harness"):
+            runs[f"{name}/{agent}"] = labkit.run(name, agent=agent)
+    for name in ("complete", "changing", "budget"):
+        runs[f"{name}/harness/streamed"] = labkit.run(name, stream=True)
+    return runs
+
+
+def _by_rule(tools):
+    tools.read_ticket(42)
+    return tools.finish_review(42)
+
+
+def _triage(tools, ask):
+    tools.read_ticket(42)
+    if ask("Does this ticket ask for a change?", choices=("yes", "no")) == "no":
+        return tools.finish_review(42)
+    return "left open for a person"
+
+
+REVIEWER = [labkit.Call("read_ticket", {"input": 42}), labkit.Call("finish_review", {"input": 42}), "Done."]
+
+
+@functools.cache
+def runtime_runs(granted: frozenset[str] | None, answer: str) -> dict[str, labkit.RunOutcome]:
+    return run_all(function=_by_rule, workflow=_triage, workflow_model=[answer], model=REVIEWER, granted=granted)
+
+
+def _reasons(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("think: ")]
+
+
+def _wrong(said: object, was: object) -> bool:
+    return isinstance(said, bool) != isinstance(was, bool) or said != was
+
+
+# -- guesses ------------------------------------------------------------------------------------------
+
+
+@st.composite
+def wrong_or_right(draw, answer: object) -> object:
+    """A guess for ``answer``: itself, one off, another type, spaces, another case."""
+    options: list[object] = [answer]
+    if isinstance(answer, bool):
+        options += [not answer, int(answer), str(answer)]
+    elif isinstance(answer, int):
+        options += [answer + 1, answer - 1, str(answer), float(answer) + 0.5]
+        if answer in (0, 1):
+            options.append(bool(answer))
+    elif isinstance(answer, str):
+        options += [f" {answer}", f"{answer} ", answer.lower(), answer.upper(), "Completed", "Incomplete", None]
+    return draw(st.sampled_from(options))
+
+
+@st.composite
+def list_guess(draw, answer: list) -> list:
+    """A list guess: item by item as above, or the answer reordered, cut short or made longer."""
+    how = draw(st.sampled_from(["items", "reordered", "short", "long", "right"]))
+    if how == "right" or not answer:
+        return list(answer)
+    if how == "reordered":
+        return draw(st.permutations(answer))
+    if how == "short":
+        cut = draw(st.integers(0, len(answer) - 1))
+        return answer[:cut] + answer[cut + 1 :]
+    if how == "long":
+        at = draw(st.integers(0, len(answer)))
+        return [*answer[:at], draw(wrong_or_right(answer[0])), *answer[at:]]
+    return [draw(wrong_or_right(item)) for item in answer]
+
+
+# -- the oracle ---------------------------------------------------------------------------------------
+
+
+def _positions(reason: str, what: str) -> list[int]:
+    head = reason.removeprefix(f"think: {what} ").split(": ", 1)[0]
+    return [int(n) for n in re.findall(r"\[(\d+)\]", head)]
+
+
+def scalar_problems(reason: str, said: object, was: object, meaning: str | None) -> list[str]:
+    """What a reason about one value claims that is not so."""
+    problems = []
+    if "has spaces" in reason and not (isinstance(said, str) and said.strip() == was):
+        problems.append("spaces named, not the difference")
+    if "upper and lower case" in reason and not (isinstance(said, str) and said.casefold() == str(was).casefold()):
+        problems.append("case named, not the difference")
+    if "print alike" in reason and str(said) != str(was):
+        problems.append("'print alike' for values that print otherwise")
+    if "a truth value (True/False) and a number" in reason and not (said == was and type(said) is not type(was)):
+        problems.append("bool/int named, not the difference")
+    gap = re.search(r"(\d+(?:\.\d+)?) too (many|few)", reason)
+    if gap:
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (said, was))
+        if not numbers:
+            problems.append("a difference for values that are not numbers")
+        else:
+            n, which = float(gap.group(1)), gap.group(2)
+            if n != abs(said - was) or (which == "many") != (said > was):  # type: ignore[operator]
+                problems.append(f"'{gap.group(0)}' for {said!r} against {was!r}")
+    elif all(isinstance(v, int) and not isinstance(v, bool) for v in (said, was)) and meaning != "exit code":
+        problems.append("two numbers, and the difference is not said")
+    type_only = "print alike" in reason or "a truth value (True/False) and a number" in reason
+    if meaning == "exit code" and not type_only:
+        named = {int(n) for n in re.findall(r"(?<![\[\w.])(-?\d+) (?:would )?means?\b", reason)}
+        if not named <= {said, was}:
+            problems.append(f"names codes {named} that were neither guessed nor the answer")
+        if was not in named and isinstance(was, int):
+            problems.append("does not say what the code that happened means")
+        for code in named:
+            if code not in EXIT_CODES:
+                if f"{code} would mean no exit code of labkit's console" not in reason:
+                    problems.append(f"{code} is not said to be no exit code of the console")
+            elif EXIT_CODES[code] not in reason:
+                problems.append(f"what {code} means is not said")
+    return problems
+
+
+def compare_problems(what: str, guess: object, answer: object, meaning: str | None = None, runs=None) -> list[str]:
+    """Every way the printed comparison breaks the rules of this module's docstring."""
+    result = labkit.compare(what, guess, answer, meaning=meaning, runs=runs)
+    text = str(result)
+    reasons = _reasons(text)
+    problems: list[str] = []
+    if guess is ... or not _wrong(guess, answer):
+        return [f"a reason after a right or unguessed value: {reasons}"] if reasons else []
+    if result.right:
+        problems.append("a wrong guess judged right")
+    if isinstance(guess, dict) and isinstance(answer, dict):
+        for label in answer:
+            if label not in guess or guess[label] is ...:
+                continue
+            mine = [r for r in reasons if r.startswith(f"think: {what} [{label}]")]
+            problems += [
+                f"[{label}] {p}"
+                for p in _value_problems(f"{what} [{label}]", guess[label], answer[label], mine, meaning)
+            ]
+        return problems
+    return problems + _value_problems(what, guess, answer, reasons, meaning)
+
+
+def _value_problems(what: str, said: object, was: object, reasons: list[str], meaning: str | None) -> list[str]:
+    if not _wrong(said, was):
+        return [f"a reason for a right value: {reasons}"] if reasons else []
+    if isinstance(said, list) and isinstance(was, list):
+        wrong = [
+            i + 1 for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or _wrong(said[i], was[i])
+        ]
+        named = [p for reason in reasons for p in _positions(reason, what)]
+        problems = [] if sorted(named) == wrong else [f"positions {named} named, {wrong} are wrong: {reasons}"]
+        if len(said) == len(was) and sorted(map(repr, said)) != sorted(map(repr, was)):
+            for reason in reasons:
+                if "another order" in reason:
+                    problems.append("'another order' for lists with other items")
+                positions = _positions(reason, what)
+                if len(positions) == 1 and "left out" not in reason:
+                    i = positions[0] - 1
+                    problems += scalar_problems(reason, said[i], was[i], meaning)
+        return problems
+    if len(reasons) != 1:
+        return [f"{len(reasons)} reasons for one wrong value: {reasons}"]
+    return scalar_problems(reasons[0], said, was, meaning)
+
+
+# -- the tests ------------------------------------------------------------------------------------------
+
+
+COUNTS = ("ToolCall", "ModelCall", "Middleware")
+
+
+@FAST
+@given(st.data())
+def test_every_wrong_count_of_a_real_run_gets_one_true_reason(data):
+    runs = scenario_runs()
+    name = data.draw(st.sampled_from(sorted(runs)))
+    kind = data.draw(st.sampled_from(COUNTS))
+    answer = runs[name].count(kind)
+    guess = data.draw(wrong_or_right(answer))
+    assert compare_problems(kind, guess, answer) == []
+    problems = compare_problems(kind, guess, answer, meaning=kind, runs=runs[name])
+    assert problems == [], (name, guess, answer)
+    text = str(labkit.compare(kind, guess, answer, meaning=kind, runs=runs[name]))
+    assert ("streamed reply" in text) == (
+        name.endswith("/streamed") and kind == "ModelCall" and guess != answer and type(guess) in (int, float)
+    ), text
+    if "the model-call budget refused" in text:
+        assert runs[name].status == "ModelBudget", text
+
+
+@FAST
+@given(st.data())
+def test_every_wrong_exit_code_gets_what_both_codes_mean(data):
+    runs = scenario_runs()
+    names = data.draw(st.lists(st.sampled_from(sorted(runs)), min_size=1, max_size=5))
+    answer = [runs[name].exit_code for name in names] + data.draw(st.lists(st.sampled_from([64, 130]), max_size=1))
+    one = data.draw(st.booleans())
+    if one:
+        guess = data.draw(st.one_of(wrong_or_right(answer[0]), st.sampled_from(sorted(EXIT_CODES))))
+        assert compare_problems("exit code", guess, answer[0], meaning="exit code") == [], (guess, answer[0])
+    else:
+        guess = data.draw(list_guess(answer))
+        assert compare_problems("exit codes", guess, answer, meaning="exit code") == [], (guess, answer)
+
+
+@FAST
+@given(st.data())
+def test_every_wrong_status_text_or_truth_value_gets_one_true_reason(data):
+    runs = scenario_runs()
+    name = data.draw(st.sampled_from(sorted(runs)))
+    answer = data.draw(st.sampled_from([runs[name].status.value, runs[name].text is not None]))
+    guess = data.draw(wrong_or_right(answer))
+    assert compare_problems("answer", guess, answer) == [], (guess, answer)
+
+
+@FAST
+@given(st.data())
+def test_every_wrong_label_of_a_per_runtime_guess_gets_its_own_reason(data):
+    granted = data.draw(st.sampled_from([None, frozenset({"ticket.read"})]))
+    runs = runtime_runs(granted, data.draw(st.sampled_from(["no", "yes"])))
+    kind = data.draw(st.sampled_from(COUNTS))
+    answer = {label: run.count(kind) for label, run in runs.items()}
+    guess = {label: data.draw(st.one_of(wrong_or_right(value), st.just(...))) for label, value in answer.items()}
+    assert compare_problems(kind, guess, answer, meaning=kind, runs=runs) == [], (guess, answer)
+    text = str(labkit.compare(kind, guess, answer, meaning=kind, runs=runs))
+    for label, run in runs.items():
+        reason = next((r for r in _reasons(text) if r.startswith(f"think: {kind} [{label}]")), "")
+        said = guess[label]
+        if label == "function" and kind == "ModelCall" and reason and type(said) is int:
+            assert "asks no model" in reason
+        if label in ("function", "workflow"):
+            assert "loop" not in reason.replace("no loop", "") and "model's words" not in reason, reason
+        if "a refused call records none" in reason:
+            assert run.status.value in ("PermissionDenied", "ToolBudget", "RepeatedCall"), reason
+        if "failed in" in reason:
+            assert any((m.text or "").startswith("failed") for m in run.transcript), reason
+
+
+@FAST
+@given(st.data())
+def test_every_wrong_list_of_names_gets_one_reason_per_wrong_item(data):
+    runs = runtime_runs(None, data.draw(st.sampled_from(["no", "yes"])))
+    answer = {label: [e.name for e in run.events if e.kind == "ToolCall"] for label, run in runs.items()}
+    guess = {label: data.draw(list_guess(names)) for label, names in answer.items()}
+    assert compare_problems("admitted", guess, answer) == [], (guess, answer)
+
+
+def test_what_each_kind_of_wrong_answer_prints():
+    """One example each (the report's examples): an exit code list, a count with its run, a status, a type."""
+    codes = str(labkit.compare("exit codes", [2, 2, 0], [2, 0, 64], meaning="exit code")).splitlines()
+    assert codes[1:4] == [
+        "exit codes [1]  you said 2                  it was 2                  right",
+        "exit codes [2]  you said 2                  it was 0                  not this time",
+        "exit codes [3]  you said 0                  it was 64                 not this time",
+    ]
+    assert codes[4].startswith("think: exit codes [2]: 0 means Completed") and "2 would mean" in codes[4]
+    assert codes[5].startswith("think: exit codes [3]: 64 means a usage error") and "0 would mean" in codes[5]
+    run = labkit.run("repeat")
+    count = _reasons(str(labkit.compare("ToolCall", 2, run.count("ToolCall"), meaning="ToolCall", runs=run)))
+    assert count == [
+        "think: ToolCall: 1 too many: one ToolCall event each time the guard admitted an attempt"
+        " (a refused call records none)"
+    ]
+    status = _reasons(str(labkit.compare("status", "ToolBudget", "RepeatedCall")))
+    assert len(status) == 1 and "RepeatedCall says" in status[0] and "ToolBudget would say" in status[0]
+    assert _reasons(str(labkit.compare("n", "3", 3))) == [
+        "think: n: you said '3' (str), it was 3 (int): they print alike but are not the same value"
+    ]
+
+
+def test_meaning_and_runs_are_checked():
+    with pytest.raises(labkit.InputError, match="event kind"):
+        labkit.compare("n", 1, 2, runs=labkit.run("complete"))
+    with pytest.raises(labkit.InputError, match="RunOutcome"):
+        labkit.compare("n", 1, 2, meaning="ToolCall", runs={"a": 3})
+    with pytest.raises(labkit.InputError, match="short text"):
+        labkit.compare("n", 1, 2, meaning=3)
+
+
+def test_every_reason_speaks_french_in_a_french_notebook(monkeypatch):
+    """The reasons go through the catalogue: in French, every wrong item still gets its one line."""
+    monkeypatch.setenv("LABKIT_LANGUAGE", "fr")
+    run = labkit.run("repeat")
+    cases = [
+        ("codes", [2, 2, 0, 7], [2, 0, 64], "exit code", None),
+        ("ToolCall", 2.5, 1, "ToolCall", run),
+        ("statut", "ToolBudget", "RepeatedCall", None, None),
+        ("n", {"a": [1, 2], "b": "x "}, {"a": [2, 1], "b": "x"}, None, None),
+    ]
+    for what, said, was, meaning, runs in cases:
+        lines = [line for line in str(labkit.compare(what, said, was, meaning=meaning, runs=runs)).splitlines()]
+        reasons = [line for line in lines if line.startswith("réfléchissez : ")]
+        assert reasons and not any(line.startswith("think:") for line in lines), lines
+        assert not any(word in line for line in reasons for word in (" too many", " means ", "would mean")), reasons
