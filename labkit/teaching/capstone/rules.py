@@ -125,8 +125,9 @@ in another order, a list in another order, and a decimal written two ways."""
 class Call:
     """One step of a script: a call, what its body does, and whether the run was cancelled before it.
 
-    ``body`` is ``"ok"``, ``"fails"`` (the body raises) or ``"cancels"`` (the
-    run is cancelled while the body runs: its deadline passes).
+    ``body`` is ``"ok"``, ``"fails"`` (the body raises), ``"cancels"`` (the
+    run is cancelled while the body runs: its deadline passes) or ``"cancels_fails"``
+    (the run is cancelled while the body runs, and then the body raises).
     """
 
     attempt: Attempt
@@ -139,6 +140,8 @@ class Call:
             text = _("{call} whose body fails").format(call=text)
         elif self.body == "cancels":
             text = _("{call} during whose body the run is cancelled").format(call=text)
+        elif self.body == "cancels_fails":
+            text = _("{call} whose body fails after the run is cancelled during it").format(call=text)
         return (_("(run cancelled) ") if self.cancel_before else "") + text
 
 
@@ -243,10 +246,10 @@ class Rules:
     def _one(self, state: State, step: Call, script: Script) -> tuple[str, int]:
         call = step.attempt
         if self.body_first:
-            if step.body == "fails":
-                return ("fails", 1)
-            if step.body == "cancels":
+            if step.body in ("cancels", "cancels_fails"):
                 state.cancelled = True
+            if step.body in ("fails", "cancels_fails"):
+                return ("fails", 1)
         refused = self.refusal(state, call, script.tool_calls, script.repetitions, script.granted)
         if refused is not None:
             if self.count_refused:
@@ -259,7 +262,9 @@ class Rules:
         state.seen[key] = state.seen.get(key, 0) + 1
         if self.body_first:
             return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
-        if step.body == "fails":
+        if step.body == "cancels_fails":
+            state.cancelled = True  # the run stops while the body runs; its error still settles the call
+        if step.body in ("fails", "cancels_fails"):
             if self.refund:
                 state.admitted -= 1
                 state.by_tool[call.tool] -= 1
@@ -493,6 +498,9 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
         # budgets and repetitions of 0 and above 3
         Script((Call(r1),), tool_calls=0, repetitions=1),
         Script((Call(r1),), tool_calls=2, repetitions=0),
+        # a body that fails after the run was cancelled during it: its attempt still counts (the books show it)
+        Script((Call(r1, "cancels_fails"), Call(r42)), tool_calls=3, repetitions=1),
+        Script((Call(r42), Call(r1, "cancels_fails")), tool_calls=2, repetitions=1),
         *(Script(tuple(Call(a) for a in distinct[: n + 1]), tool_calls=n, repetitions=1) for n in (4, 5, 6)),
     ]
     grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
