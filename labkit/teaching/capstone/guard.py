@@ -1057,24 +1057,31 @@ class GuardReport:
 
 
 def _explain_alone(
-    subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]], faults: Sequence[Fault]
+    subject: _Subject,
+    tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
+    faults: Sequence[Fault],
+    shown: tuple[Script, int] | None = None,
 ) -> tuple[tuple[str, ...], list[str]]:
-    """The known faults that give the learner's answers on every script tried (singles, then pairs)."""
+    """The known faults that give the learner's answers on every script tried (singles, then pairs); their
+    words take their example from ``shown``, the script and the call the report shows (:meth:`Fault.said_at`)."""
 
     def same(rules: Rules) -> bool:
         return all(rules.run(script) == answers for script, answers in tried)
 
+    def said(fault: Fault) -> str:
+        return fault.said_at(*shown) if shown is not None else fault.said
+
     singles = [f for f in faults if same(f.rules)]
     if singles:
         ids = tuple(dict.fromkeys(f.id for f in singles))
-        words = list(dict.fromkeys(f.said for f in singles))
+        words = list(dict.fromkeys(said(f) for f in singles))
         return ids, words[:2]
     for f, g in itertools.combinations(faults, 2):
         if f.id == g.id:
             continue
         merged = _merge(f.rules, g.rules)
         if merged is not None and same(merged):
-            return (f.id, g.id), [f.said, g.said]
+            return (f.id, g.id), [said(f), said(g)]
     return (), []
 
 
@@ -1320,7 +1327,7 @@ def _report_alone(
     script, answers = wrong
     right = REFERENCE.run(script)
     k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
-    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS)
+    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS, (script, k))
     before = ", ".join(f"{c.attempt} {_answer(a[0])}" for c, a in zip(script.calls[:k], right[:k], strict=True))
     setting = script.setting() if not subject.simple else _("a limit of {n}").format(n=script.tool_calls)
     details = [

@@ -286,6 +286,7 @@ class Fault:
     id: str
     rules: Rules
     words: str
+    example: str = ""  # the words with an example from the call that showed the fault: {call}, {other}
 
     @property
     def said(self) -> str:
@@ -293,6 +294,33 @@ class Fault:
         if self.rules.order != REFERENCE.order:
             return _order_words(self.rules.order, _)[1]
         return _(self.words)
+
+    def said_at(self, script: Script, k: int) -> str:
+        """:attr:`said`, with its example taken from the script that showed the fault: its call ``k`` (the
+        first the fault answers differently) and the earlier call the fault's signature confuses it with.
+        Without an example (or with no such earlier call), :attr:`said`."""
+        other = self.confused_with(script, k)
+        if not self.example or other is None:
+            return self.said
+        return _(self.example).format(call=script.calls[k].attempt, other=other)
+
+    def confused_with(self, script: Script, k: int) -> Attempt | None:
+        """The latest call before ``k``, admitted by the rules, that the fault's signature confuses call
+        ``k`` with: the same signature under the fault's key but not labkit's ("repeats"), or the same under
+        labkit's but not the fault's ("count as two calls")."""
+        if self.rules.key == REFERENCE.key:
+            return None
+        call = script.calls[k].attempt
+        answers = REFERENCE.run(script)
+        for j in range(k - 1, -1, -1):
+            if answers[j][0] not in ("ran", "fails", "Cancelled") or not answers[j][1]:
+                continue  # refused: never counted
+            other = script.calls[j].attempt
+            same_here = _key(self.rules.key, other) == _key(self.rules.key, call)
+            same_in_labkit = _key(REFERENCE.key, other) == _key(REFERENCE.key, call)
+            if same_here != same_in_labkit:
+                return other
+        return None
 
 
 def _check_words(check: str, _: Callable[[str], str]) -> str:
@@ -362,6 +390,10 @@ def _faults() -> tuple[Fault, ...]:
                 "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
                 "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"
             ),
+            N_(
+                "the signature is taken from the raw text, so {other} and {call} count as two calls; use "
+                "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"
+            ),
         ),
         Fault(
             "signature_from_parsed_text",
@@ -369,6 +401,11 @@ def _faults() -> tuple[Fault, ...]:
             'the signature is taken from the model\'s text parsed as JSON, not from the bound arguments, so "42" '
             "and 42 count as two calls although both bind to 42; use labkit.signature(call.tool, call.arguments) "
             "(chapter 5)",
+            N_(
+                "the signature is taken from the model's text parsed as JSON, not from the bound arguments, so "
+                "{other} and {call} count as two calls although both bind to the same arguments; use "
+                "labkit.signature(call.tool, call.arguments) (chapter 5)"
+            ),
         ),
         Fault(
             "signature_per_tool",
@@ -376,6 +413,7 @@ def _faults() -> tuple[Fault, ...]:
             N_(
                 "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"
             ),
+            N_("the signature is the tool name only, so {call} repeats {other}; the arguments count too"),
         ),
         Fault(
             "signature_ignores_tool",
@@ -384,6 +422,7 @@ def _faults() -> tuple[Fault, ...]:
                 "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
                 "the tool name counts too"
             ),
+            N_("the signature is the arguments only, so {call} repeats {other}; the tool name counts too"),
         ),
         Fault(
             "failed_body_refunded",
