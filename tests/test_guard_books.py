@@ -15,6 +15,7 @@ guard is right and must pass.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -181,3 +182,64 @@ def test_a_mistake_in_the_books_is_caught_and_its_why_names_the_call_and_what_it
         assert "an admitted attempt counts whatever happens after it" in why, why
     else:
         assert f"counted {call.attempt}, which it refused ({mistake.when}), as an attempt" in why, why
+
+
+# -- no known mistake: the books at the failing call, next to the rules' -----------------------------
+
+
+class SeenSetToOne(GuardBase):
+    """Writes ``seen[key] = 1`` instead of adding one (no known fault: it shows with repetitions > 1)."""
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            if self.cancelled:
+                return "Cancelled"
+            if call.capability not in self.granted:
+                return "PermissionDenied"
+            if self.admitted >= self.tool_calls:
+                return "ToolBudget"
+            if self.seen.get(key, 0) >= self.repetitions:
+                return "RepeatedCall"
+            self.admitted += 1
+            self.seen[key] = 1
+        result = body()
+        return "Cancelled" if self.cancelled else result
+
+
+class OwnBooks(SeenSetToOne):
+    """The same mistake, kept in books of its own: nothing to show beside the rules'."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.count, self.table = 0, {}
+
+    def admit(self, call, body):
+        key = labkit.signature(call.tool, call.arguments)
+        with self.lock:
+            if self.cancelled:
+                return "Cancelled"
+            if call.capability not in self.granted:
+                return "PermissionDenied"
+            if self.count >= self.tool_calls:
+                return "ToolBudget"
+            if self.table.get(key, 0) >= self.repetitions:
+                return "RepeatedCall"
+            self.count += 1
+            self.table[key] = 1
+        result = body()
+        return "Cancelled" if self.cancelled else result
+
+
+def test_an_unexplained_answer_shows_the_guard_s_books_beside_the_rules_at_the_failing_call():
+    report = check_guard(SeenSetToOne)
+    assert report.faults == ("unexplained",), str(report)
+    before = report.details[0].split(", after ", 1)[1].split(", ")  # the calls before the failing one
+    admitted = sum(c.endswith((" ran", " fails", " Cancelled")) and "(run cancelled)" not in c for c in before)
+    line = next(d for d in report.details if d.startswith("  just before it: "))
+    yours, rules = line.removeprefix("  just before it: ").split("; ")
+    assert yours.startswith(f"self.admitted is {admitted} and self.seen counts [")
+    assert set(re.findall(r"\d+", yours.split("counts")[1])) == {"1"}  # seen[key] = 1: every count is 1
+    assert rules.startswith(f"the rules count {admitted} admitted and [")
+    assert re.findall(r"\d+", rules.split("and")[1]) != re.findall(r"\d+", yours.split("counts")[1])
+    assert not any("just before it" in d for d in check_guard(OwnBooks).details)

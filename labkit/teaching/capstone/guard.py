@@ -1240,7 +1240,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         tried.append((script, answers))
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
-        return _report_alone(guard_class.__name__, subject, tried, wrong)
+        return _report_alone(guard_class.__name__, subject, tried, wrong, kept_books)
     miscounted = _miscounted(subject, kept_books, simple)
     if miscounted is not None:
         return GuardReport(
@@ -1323,6 +1323,7 @@ def _report_alone(
     subject: _Subject,
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
     wrong: tuple[Script, tuple[tuple[str, int], ...]],
+    kept_books: Sequence[tuple[Script, object, object]] = (),
 ) -> GuardReport:
     script, answers = wrong
     right = REFERENCE.run(script)
@@ -1355,7 +1356,27 @@ def _report_alone(
         problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
     else:
         problems = (_("this call got another answer than the rules give (no known mistake explains every answer)"),)
+        books = _books_before(subject, script, k, kept_books)
+        if books is not None:
+            details.append(books)
     return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone")
+
+
+def _books_before(
+    subject: _Subject, script: Script, k: int, kept_books: Sequence[tuple[Script, object, object]]
+) -> str | None:
+    """The guard's books just before call ``k`` of ``script`` (a fresh guard runs the calls before it),
+    next to the rules'; ``None`` for a guard that keeps its books under names of its own (``admitted``
+    and ``seen`` never moved in any script) or whose books are not a count and a table."""
+    if not any(admitted or seen for _script, admitted, seen in kept_books):
+        return None
+    books: list[tuple[object, object]] = []
+    _alone(subject, replace(script, calls=script.calls[:k]), subject.files, books)
+    if not books or not isinstance(books[0][0], int) or not isinstance(books[0][1], dict):
+        return None
+    state = REFERENCE.run_with_state(replace(script, calls=script.calls[:k]))[1]
+    said, rules = _books_words(*books[0], state, subject.simple)
+    return _("  just before it: {said}; {rules}").format(said=said, rules=rules)
 
 
 def _answer_words(answer: tuple[str, int]) -> str:
