@@ -7,6 +7,7 @@ is tested in tests/test_guard_checker.py.
 from __future__ import annotations
 
 import builtins
+import re
 import subprocess
 import sys
 
@@ -236,3 +237,25 @@ def test_only_a_connection_error_fills_the_provider_unavailable_square_and_the_h
     assert "only a ConnectionError (or a subclass, such as ConnectionRefusedError) is mapped to" in line
     assert f"(here: {error.__name__})" in line
     assert "connection failure" not in line
+
+
+def test_no_french_message_writes_a_plural_as_s_in_brackets():
+    """« tentative(s) admise(s) » is not French prose: a plural agrees through ngettext or is avoided
+    (« tentatives déjà admises : 4 sur 4 »). ``(s)`` after a space is the unit, seconds."""
+    from pathlib import Path
+
+    from babel.messages.pofile import read_po
+
+    import labkit.teaching
+
+    path = Path(labkit.teaching.__file__).parent / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+    with path.open("rb") as f:
+        catalogue = read_po(f, locale="fr")
+    bracketed = [
+        text
+        for message in catalogue
+        if message.id
+        for text in (message.string if isinstance(message.string, tuple) else (message.string,))
+        if re.search(r"\w\(s\)|\w\(e\)", text)
+    ]
+    assert bracketed == []
