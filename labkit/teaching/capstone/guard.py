@@ -564,7 +564,7 @@ def _miscounted(
         _answers, state = REFERENCE.run_with_state(script)
         if not _books_differ(admitted, seen, state, simple):
             continue
-        before = (0, {}, REFERENCE.run_with_state(replace(script, calls=()))[1])
+        before: tuple[int, dict[Any, Any], Any] = (0, {}, REFERENCE.run_with_state(replace(script, calls=()))[1])
         for n in range(1, len(script.calls) + 1):
             prefix = replace(script, calls=script.calls[:n])
             books: list[tuple[object, object]] = []
