@@ -6,6 +6,8 @@ is tested in tests/test_guard_checker.py.
 
 from __future__ import annotations
 
+import builtins
+import re
 import subprocess
 import sys
 
@@ -212,3 +214,48 @@ def test_a_printed_bingo_is_folded_with_the_hint_on_its_own_lines():
     assert " ".join(wrong.text.split()) == " ".join(wrong.line.split())
     assert " ".join(result["ToolBudget"].text.split()) == " ".join(result["ToolBudget"].line.split())
     assert result["Incomplete"].text == result["Incomplete"].line  # a right square fits on one line
+
+
+_OS_ERRORS = sorted(
+    (e for e in vars(builtins).values() if isinstance(e, type) and issubclass(e, OSError)), key=lambda e: e.__name__
+)
+
+
+@pytest.mark.parametrize("error", [*_OS_ERRORS, ValueError, RuntimeError], ids=lambda e: e.__name__)
+def test_only_a_connection_error_fills_the_provider_unavailable_square_and_the_hint_says_so(error):
+    """Every built-in OSError, and two others: a ConnectionError (or a subclass) is ProviderUnavailable; any
+    other is raised, and the hint names the rule and the error, never "not a connection failure"."""
+    square = check_bingo({"ProviderUnavailable": ScriptedModel([Fail(error("network unreachable"))])})[
+        "ProviderUnavailable"
+    ]
+    if issubclass(error, ConnectionError):
+        assert square.right, square.line
+        return
+    assert square.state == "wrong"
+    line = " ".join(square.line.split())
+    assert f"raised {error.__name__}: network unreachable" in line
+    assert "only a ConnectionError (or a subclass, such as ConnectionRefusedError) is mapped to" in line
+    assert f"(here: {error.__name__})" in line
+    assert "connection failure" not in line
+
+
+def test_no_french_message_writes_a_plural_as_s_in_brackets():
+    """« tentative(s) admise(s) » is not French prose: a plural agrees through ngettext or is avoided
+    (« tentatives déjà admises : 4 sur 4 »). ``(s)`` after a space is the unit, seconds."""
+    from pathlib import Path
+
+    from babel.messages.pofile import read_po
+
+    import labkit.teaching
+
+    path = Path(labkit.teaching.__file__).parent / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+    with path.open("rb") as f:
+        catalogue = read_po(f, locale="fr")
+    bracketed = [
+        text
+        for message in catalogue
+        if message.id
+        for text in (message.string if isinstance(message.string, tuple) else (message.string,))
+        if re.search(r"\w\(s\)|\w\(e\)", text)
+    ]
+    assert bracketed == []

@@ -89,7 +89,7 @@ def test_the_check_pause_reserve_guard_prints_its_breaking_schedule_turn_by_turn
     prose = " ".join(line.strip() for line in lines)  # long lines are folded
     assert "A checked admitted = 1 (" in prose and "then B changed it (admitted = 2), then A reserved anyway" in prose
     assert prose.endswith(
-        "why: A released self.lock between its check and its reservation: two locked steps are "
+        "why: A released self.lock between its check of admitted and its reservation: two locked steps are "
         "not one; check and reserve in one `with` block"
     )
     assert report.admitted == 2 and report.bodies_started == 2  # both threads ran: one over the last place

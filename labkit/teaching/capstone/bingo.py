@@ -244,8 +244,10 @@ def _advice(wanted: RunStatus, result: RunOutcome | Exception) -> str:
         )
     if isinstance(result, Exception):
         return _(
-            "an error other than a connection failure is a programming error, not a status: the run raises it; {how}"
-        ).format(how=how_to(wanted))
+            "only a ConnectionError (or a subclass, such as ConnectionRefusedError) is mapped to"
+            " ProviderUnavailable; any other error is raised by the run, even another OSError (here: {error}):"
+            " a programming error, not a status; {how}"
+        ).format(error=type(result).__name__, how=how_to(wanted))
     return square_hint(explain(result), wanted)
 
 

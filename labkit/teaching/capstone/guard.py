@@ -39,7 +39,7 @@ import textwrap
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.errors import UserError
@@ -239,10 +239,10 @@ class _Body:
             ex.point()
             ex.note("runs its body", op="body")
         self.entered += 1
-        if self.behaviour == "fails":
-            raise BodyFailed(f"the body of {self.label} failed")
-        if self.behaviour == "cancels":
+        if self.behaviour in ("cancels", "cancels_fails"):
             object.__setattr__(self.guard, "_labkit_cancelled", True)
+        if self.behaviour in ("fails", "cancels_fails"):
+            raise BodyFailed(f"the body of {self.label} failed")
         return self.result
 
 
@@ -513,35 +513,99 @@ def _alone(
     return tuple(answers)
 
 
-def _miscounted(kept: Sequence[tuple[Script, object, object]], simple: bool) -> tuple[str, ...] | None:
-    """The first script after which the guard's books (``self.admitted``, and ``self.seen``'s counts)
-    differ from the rules', when every answer was right: an attempt counts once admitted, even when
-    its body fails or the run is cancelled during it, and a refused call counts nothing. A guard that
-    keeps its books under names of its own (``admitted`` and ``seen`` never moved, in any script) is
-    judged by its answers only; ``None`` when nothing differs."""
+_AFTER_ADMITTED = {
+    "ok": N_("its body ran"),
+    "fails": N_("its body failed"),
+    "cancels": N_("the run was cancelled while its body ran"),
+    "cancels_fails": N_("the run was cancelled while its body ran, then the body failed"),
+}
+"""What happened to an admitted call after its reservation, by its body's behaviour (a script's ``Call.body``)."""
+
+
+def _books_words(admitted: object, seen: object, state: Any, simple: bool) -> tuple[str, str]:
+    """The guard's books and the rules' (attempts admitted, and the counts per signature), in words."""
+    counts = sorted(n for n in seen.values() if n) if isinstance(seen, dict) else seen
+    said = _("self.admitted is {admitted}").format(admitted=admitted)
+    if not simple:
+        said += _(" and self.seen counts {counts}").format(counts=counts)
+    rules = _("the rules count {admitted} admitted").format(admitted=state.admitted)
+    if not simple:
+        rules += _(" and {counts} per signature").format(counts=sorted(n for n in state.seen.values() if n))
+    return said, rules
+
+
+def _books_differ(admitted: object, seen: object, state: Any, simple: bool) -> bool:
+    if admitted != state.admitted:
+        return True
+    counts = sorted(n for n in seen.values() if n) if isinstance(seen, dict) else None
+    return not simple and counts != sorted(n for n in state.seen.values() if n)
+
+
+def _books_total(admitted: int, seen: dict[Any, Any], simple: bool) -> int:
+    return admitted + (0 if simple else sum(n for n in seen.values() if isinstance(n, int)))
+
+
+def _miscounted(
+    subject: _Subject, kept: Sequence[tuple[Script, object, object]], simple: bool
+) -> tuple[str, ...] | None:
+    """The first call after which the guard's books (``self.admitted``, and ``self.seen``'s counts)
+    differ from the rules', when every answer was right: an attempt counts once admitted, whatever
+    happens after it (its body fails, the run is cancelled during it), and a refused call counts
+    nothing. A guard that keeps its books under names of its own (``admitted`` and ``seen`` never
+    moved, in any script) is judged by its answers only; ``None`` when nothing differs.
+
+    The script whose books differ at its end is run again call by call (a fresh guard on each
+    prefix) to find the call that made them differ, and the why names what that call did."""
     if not any(admitted or seen for _script, admitted, seen in kept):
         return None  # its own books: judged by its answers only
     for script, admitted, seen in kept:
-        _answers, state = REFERENCE.run_with_state(script)
         if not isinstance(admitted, int) or not isinstance(seen, dict):
             return None
-        counts = sorted(n for n in seen.values() if n)
-        expected = sorted(n for n in state.seen.values() if n)
-        if admitted == state.admitted and (simple or counts == expected):
+        _answers, state = REFERENCE.run_with_state(script)
+        if not _books_differ(admitted, seen, state, simple):
             continue
-        said = _("self.admitted is {admitted}").format(admitted=admitted)
-        if not simple and counts != expected:
-            said += _(" and self.seen counts {counts}").format(counts=counts)
-        rules = _("the rules count {admitted} admitted").format(admitted=state.admitted)
-        if not simple:
-            rules += _(" and {counts} per signature").format(counts=expected)
-        return (
-            _(
+        before: tuple[int, dict[Any, Any], Any] = (0, {}, REFERENCE.run_with_state(replace(script, calls=()))[1])
+        for n in range(1, len(script.calls) + 1):
+            prefix = replace(script, calls=script.calls[:n])
+            books: list[tuple[object, object]] = []
+            _alone(subject, prefix, subject.files, books)
+            now_admitted, now_seen = books[0] if books else (admitted, seen)
+            answers, now_state = REFERENCE.run_with_state(prefix)
+            if isinstance(now_admitted, int) and isinstance(now_seen, dict):
+                if _books_differ(now_admitted, now_seen, now_state, simple):
+                    break
+                before = (now_admitted, now_seen, now_state)
+        else:  # the books differ only at the end of the whole script: say so for the whole script
+            n, now_admitted, now_seen, now_state, answers = len(script.calls), admitted, seen, state, _answers
+        call, answer = script.calls[n - 1], answers[n - 1]
+        said, rules = _books_words(now_admitted, now_seen, now_state, simple)
+        rules_moved = _books_total(now_state.admitted, now_state.seen, simple) - _books_total(
+            before[2].admitted, before[2].seen, simple
+        )
+        if isinstance(now_admitted, int) and isinstance(now_seen, dict):
+            yours_moved = _books_total(now_admitted, now_seen, simple) - _books_total(before[0], before[1], simple)
+        else:
+            yours_moved = rules_moved
+        if rules_moved > 0 and yours_moved < rules_moved:
+            why = _(
+                "your guard gave back (or never counted) the attempt of {call}, which it had admitted ({answer}):"
+                " an admitted attempt counts whatever happens after it, even when its body fails or the run is"
+                " cancelled while it runs (chapter 4); the host reports these counts"
+            ).format(call=call.attempt, answer=_(_AFTER_ADMITTED[call.body]))
+        elif rules_moved == 0 and yours_moved > 0:
+            why = _(
+                "your guard counted {call}, which it refused ({answer}), as an attempt: a refused call counts"
+                " nothing (chapter 4); the host reports these counts"
+            ).format(call=call.attempt, answer=_answer(answer[0]))
+        else:
+            why = _(
                 "an attempt counts once it is admitted, even if its body fails or the run is cancelled while it"
                 " runs, and a refused call counts nothing (chapter 4): the host reports these counts"
-            ),
+            )
+        return (
+            why,
             _("  alone, every call got the rules' answer, but after {calls}").format(
-                calls=", ".join(map(str, script.calls))
+                calls=", ".join(map(str, script.calls[:n]))
             ),
             _("  with {setting}: {said}; {rules}").format(setting=script.setting(), said=said, rules=rules),
         )
@@ -630,6 +694,7 @@ class _RaceRun:
     answers: tuple[tuple[str, int], ...] = ()
     after: tuple[tuple[str, int], ...] = ()
     allowed: list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = field(default_factory=list)
+    lock_per_call: bool = False  # admit makes its own lock each time (_lock_per_call)
 
 
 def _expected(race: _Race, threads: int) -> list[tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]]:
@@ -661,7 +726,7 @@ def _race_once(
     subject: _Subject, race: _Race, threads: int, files: frozenset[str], bound: int, max_schedules: int, lines: bool
 ) -> tuple[_explore.Exploration, _RaceRun]:
     allowed = _expected(race, threads)
-    shown = _RaceRun(race, threads, subject.simple, allowed=allowed)
+    shown = _RaceRun(race, threads, subject.simple, allowed=allowed, lock_per_call=_lock_per_call(subject.cls))
 
     def make() -> tuple[list[Callable[[], object]], Callable[[Execution], str | None]]:
         guard = subject.make(race.script)
@@ -699,22 +764,44 @@ def _race_once(
 # -- why a schedule broke the guard --------------------------------------------------------------
 
 
-def _witness(ex: Execution) -> tuple[str, list[str], str]:
+def _reservation_reads(steps: Sequence[Any], j: int) -> set[int]:
+    """The reads that are part of the write ``steps[j]`` itself: its thread's reads of the same state just
+    before the write, with nothing else of its own in between (``self.admitted += 1`` reads once before it
+    writes, ``self.seen[key] = self.seen.get(key, 0) + 1`` twice, ``n = self.seen.get(key, 0)`` and then
+    ``self.seen[key] = n + 1`` too, and ``self.seen.setdefault(key, 0)`` then ``self.seen[key] += 1``, a write
+    between): the read-half of a reservation, not a check. A check reads some other state too (the limit
+    it compares with) or holds a lock the reservation does not."""
+    own = steps[j]
+    found: set[int] = set()
+    for k in range(j - 1, -1, -1):
+        step = steps[k]
+        if step.thread != own.thread:
+            continue
+        if step.op not in ("read", "write") or step.name != own.name:
+            break
+        if step.op == "read":
+            found.add(k)
+    return found
+
+
+def _witness(ex: Execution, lock_per_call: bool = False) -> tuple[str, list[str], str]:
     """The fault a failing schedule shows, from what each thread held when it read and wrote the state.
 
     The witness is a thread's write of some state (its reservation) made from a read that another
-    thread's write had made stale in between: its last such read is its check.
+    thread's write had made stale in between: its last such read is its check. The reads that belong
+    to the reservation statement itself (:func:`_reservation_reads`) are not a check. ``lock_per_call``:
+    the guard's ``admit`` makes a lock each time it runs (a lock nobody else takes, which the checker
+    does not see).
     """
     steps = ex.steps
     for j, own in enumerate(steps):
         if own.op != "write":
             continue
         stale = None
-        mine = [k for k in range(j) if steps[k].thread == own.thread]
-        rmw = mine[-1] if mine and steps[mine[-1]].op == "read" and steps[mine[-1]].line == own.line else None
+        rmw = _reservation_reads(steps, j)
         for k in range(j - 1, -1, -1):
             read = steps[k]
-            if read.thread != own.thread or read.name != own.name or read.op != "read" or k == rmw:
+            if read.thread != own.thread or read.name != own.name or read.op != "read" or k in rmw:
                 continue  # the read of `x += 1` is part of the reservation, not the check
             other = next(
                 (
@@ -732,6 +819,7 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
         read, other = stale
         a, b = thread_name(read.thread), thread_name(other.thread)
         at = f" (`{read.line}`)" if read.line else ""
+        name = own.name
         lines = [
             _(
                 "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
@@ -744,15 +832,28 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 reservation=_what_words(own.what),
             )
         ]
-        name = own.name
+        if lock_per_call and not read.locks and not own.locks:
+            return (
+                "lock_per_call",
+                [
+                    *lines,
+                    _(
+                        "admit makes a new lock each time it runs, so {a} and {b} each held a lock of their own"
+                        " and neither kept the other out: make the lock once, in __init__ (self.lock), and take"
+                        " that one in every call"
+                    ).format(a=a, b=b),
+                ],
+                name,
+            )
         if not read.locks:
             return (
                 "check_outside_lock",
                 [
                     *lines,
                     _(
-                        "{a}'s check held no lock: put the check and the reservation in one `with self.lock:` block"
-                    ).format(a=a),
+                        "{a}'s check of {state} held no lock: put the check and the reservation in one"
+                        " `with self.lock:` block"
+                    ).format(a=a, state=name),
                 ],
                 name,
             )
@@ -761,7 +862,10 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 "reservation_outside_lock",
                 [
                     *lines,
-                    _("{a}'s reservation held no lock: reserve in the same `with` block as the check").format(a=a),
+                    _(
+                        "{a}'s check of {state} held the lock, but its reservation of {state} was made outside it,"
+                        " after {b} had changed {state}: reserve in the same `with` block as the check"
+                    ).format(a=a, b=b, state=name),
                 ],
                 name,
             )
@@ -771,9 +875,9 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 [
                     *lines,
                     _(
-                        "{a} checked under {check_locks} and reserved under {reserve_locks}:"
+                        "{a} checked {state} under {check_locks} and reserved it under {reserve_locks}:"
                         " two different locks do not keep each other out; use one"
-                    ).format(a=a, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks)),
+                    ).format(a=a, state=name, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks)),
                 ],
                 name,
             )
@@ -783,9 +887,9 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 [
                     *lines,
                     _(
-                        "{a} released {lock} between its check and its reservation:"
+                        "{a} released {lock} between its check of {state} and its reservation:"
                         " two locked steps are not one; check and reserve in one `with` block"
-                    ).format(a=a, lock=read.locks[-1]),
+                    ).format(a=a, lock=read.locks[-1], state=name),
                 ],
                 name,
             )
@@ -801,6 +905,24 @@ def _witness(ex: Execution) -> tuple[str, list[str], str]:
                 name,
             )
     return "unexplained", [], ""
+
+
+_LOCK_MAKERS = frozenset({"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition"})
+
+
+def _lock_per_call(cls: type) -> bool:
+    """Whether a method of the guard other than ``__init__`` makes a lock (``with threading.Lock():``)."""
+    for func in _functions(cls):
+        if func.__name__ == "__init__":
+            continue
+        codes = [func.__code__, *(c for c in func.__code__.co_consts if inspect.iscode(c))]
+        for code in codes:
+            if any(
+                ins.opname in ("LOAD_ATTR", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_METHOD") and ins.argval in _LOCK_MAKERS
+                for ins in dis.get_instructions(code)
+            ):
+                return True
+    return False
 
 
 def _schedule_lines(ex: Execution, focus: str = "", limit: int = 12) -> list[str]:
@@ -935,24 +1057,31 @@ class GuardReport:
 
 
 def _explain_alone(
-    subject: _Subject, tried: list[tuple[Script, tuple[tuple[str, int], ...]]], faults: Sequence[Fault]
+    subject: _Subject,
+    tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
+    faults: Sequence[Fault],
+    shown: tuple[Script, int] | None = None,
 ) -> tuple[tuple[str, ...], list[str]]:
-    """The known faults that give the learner's answers on every script tried (singles, then pairs)."""
+    """The known faults that give the learner's answers on every script tried (singles, then pairs); their
+    words take their example from ``shown``, the script and the call the report shows (:meth:`Fault.said_at`)."""
 
     def same(rules: Rules) -> bool:
         return all(rules.run(script) == answers for script, answers in tried)
 
+    def said(fault: Fault) -> str:
+        return fault.said_at(*shown) if shown is not None else fault.said
+
     singles = [f for f in faults if same(f.rules)]
     if singles:
         ids = tuple(dict.fromkeys(f.id for f in singles))
-        words = list(dict.fromkeys(f.said for f in singles))
+        words = list(dict.fromkeys(said(f) for f in singles))
         return ids, words[:2]
     for f, g in itertools.combinations(faults, 2):
         if f.id == g.id:
             continue
         merged = _merge(f.rules, g.rules)
         if merged is not None and same(merged):
-            return (f.id, g.id), [f.said, g.said]
+            return (f.id, g.id), [said(f), said(g)]
     return (), []
 
 
@@ -1111,8 +1240,8 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
         tried.append((script, answers))
     wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
-        return _report_alone(guard_class.__name__, subject, tried, wrong)
-    miscounted = _miscounted(kept_books, simple)
+        return _report_alone(guard_class.__name__, subject, tried, wrong, kept_books)
+    miscounted = _miscounted(subject, kept_books, simple)
     if miscounted is not None:
         return GuardReport(
             guard_class.__name__, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone"
@@ -1194,11 +1323,12 @@ def _report_alone(
     subject: _Subject,
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
     wrong: tuple[Script, tuple[tuple[str, int], ...]],
+    kept_books: Sequence[tuple[Script, object, object]] = (),
 ) -> GuardReport:
     script, answers = wrong
     right = REFERENCE.run(script)
     k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
-    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS)
+    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS, (script, k))
     before = ", ".join(f"{c.attempt} {_answer(a[0])}" for c, a in zip(script.calls[:k], right[:k], strict=True))
     setting = script.setting() if not subject.simple else _("a limit of {n}").format(n=script.tool_calls)
     details = [
@@ -1226,7 +1356,27 @@ def _report_alone(
         problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
     else:
         problems = (_("this call got another answer than the rules give (no known mistake explains every answer)"),)
+        books = _books_before(subject, script, k, kept_books)
+        if books is not None:
+            details.append(books)
     return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone")
+
+
+def _books_before(
+    subject: _Subject, script: Script, k: int, kept_books: Sequence[tuple[Script, object, object]]
+) -> str | None:
+    """The guard's books just before call ``k`` of ``script`` (a fresh guard runs the calls before it),
+    next to the rules'; ``None`` for a guard that keeps its books under names of its own (``admitted``
+    and ``seen`` never moved in any script) or whose books are not a count and a table."""
+    if not any(admitted or seen for _script, admitted, seen in kept_books):
+        return None
+    books: list[tuple[object, object]] = []
+    _alone(subject, replace(script, calls=script.calls[:k]), subject.files, books)
+    if not books or not isinstance(books[0][0], int) or not isinstance(books[0][1], dict):
+        return None
+    state = REFERENCE.run_with_state(replace(script, calls=script.calls[:k]))[1]
+    said, rules = _books_words(*books[0], state, subject.simple)
+    return _("  just before it: {said}; {rules}").format(said=said, rules=rules)
 
 
 def _answer_words(answer: tuple[str, int]) -> str:
@@ -1324,7 +1474,7 @@ def _report_race(
             found_in="race",
             preemptions=ex.preemptions,
         )
-    fault, why, focus = _witness(ex)
+    fault, why, focus = _witness(ex, run.lock_per_call)
     if fault == "unexplained":
         bodies = sum(b for _, b in run.answers)
         if bodies > _admitted(run.answers):

@@ -125,8 +125,9 @@ in another order, a list in another order, and a decimal written two ways."""
 class Call:
     """One step of a script: a call, what its body does, and whether the run was cancelled before it.
 
-    ``body`` is ``"ok"``, ``"fails"`` (the body raises) or ``"cancels"`` (the
-    run is cancelled while the body runs: its deadline passes).
+    ``body`` is ``"ok"``, ``"fails"`` (the body raises), ``"cancels"`` (the
+    run is cancelled while the body runs: its deadline passes) or ``"cancels_fails"``
+    (the run is cancelled while the body runs, and then the body raises).
     """
 
     attempt: Attempt
@@ -139,6 +140,8 @@ class Call:
             text = _("{call} whose body fails").format(call=text)
         elif self.body == "cancels":
             text = _("{call} during whose body the run is cancelled").format(call=text)
+        elif self.body == "cancels_fails":
+            text = _("{call} whose body fails after the run is cancelled during it").format(call=text)
         return (_("(run cancelled) ") if self.cancel_before else "") + text
 
 
@@ -243,10 +246,10 @@ class Rules:
     def _one(self, state: State, step: Call, script: Script) -> tuple[str, int]:
         call = step.attempt
         if self.body_first:
-            if step.body == "fails":
-                return ("fails", 1)
-            if step.body == "cancels":
+            if step.body in ("cancels", "cancels_fails"):
                 state.cancelled = True
+            if step.body in ("fails", "cancels_fails"):
+                return ("fails", 1)
         refused = self.refusal(state, call, script.tool_calls, script.repetitions, script.granted)
         if refused is not None:
             if self.count_refused:
@@ -259,7 +262,9 @@ class Rules:
         state.seen[key] = state.seen.get(key, 0) + 1
         if self.body_first:
             return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
-        if step.body == "fails":
+        if step.body == "cancels_fails":
+            state.cancelled = True  # the run stops while the body runs; its error still settles the call
+        if step.body in ("fails", "cancels_fails"):
             if self.refund:
                 state.admitted -= 1
                 state.by_tool[call.tool] -= 1
@@ -281,6 +286,7 @@ class Fault:
     id: str
     rules: Rules
     words: str
+    example: str = ""  # the words with an example from the call that showed the fault: {call}, {other}
 
     @property
     def said(self) -> str:
@@ -288,6 +294,33 @@ class Fault:
         if self.rules.order != REFERENCE.order:
             return _order_words(self.rules.order, _)[1]
         return _(self.words)
+
+    def said_at(self, script: Script, k: int) -> str:
+        """:attr:`said`, with its example taken from the script that showed the fault: its call ``k`` (the
+        first the fault answers differently) and the earlier call the fault's signature confuses it with.
+        Without an example (or with no such earlier call), :attr:`said`."""
+        other = self.confused_with(script, k)
+        if not self.example or other is None:
+            return self.said
+        return _(self.example).format(call=script.calls[k].attempt, other=other)
+
+    def confused_with(self, script: Script, k: int) -> Attempt | None:
+        """The latest call before ``k``, admitted by the rules, that the fault's signature confuses call
+        ``k`` with: the same signature under the fault's key but not labkit's ("repeats"), or the same under
+        labkit's but not the fault's ("count as two calls")."""
+        if self.rules.key == REFERENCE.key:
+            return None
+        call = script.calls[k].attempt
+        answers = REFERENCE.run(script)
+        for j in range(k - 1, -1, -1):
+            if answers[j][0] not in ("ran", "fails", "Cancelled") or not answers[j][1]:
+                continue  # refused: never counted
+            other = script.calls[j].attempt
+            same_here = _key(self.rules.key, other) == _key(self.rules.key, call)
+            same_in_labkit = _key(REFERENCE.key, other) == _key(REFERENCE.key, call)
+            if same_here != same_in_labkit:
+                return other
+        return None
 
 
 def _check_words(check: str, _: Callable[[str], str]) -> str:
@@ -357,6 +390,10 @@ def _faults() -> tuple[Fault, ...]:
                 "the signature is taken from the raw text, so 42 and 42.0 count as two calls; use "
                 "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"
             ),
+            N_(
+                "the signature is taken from the raw text, so {other} and {call} count as two calls; use "
+                "labkit.signature(call.tool, call.arguments) (tool name + canonical arguments, chapter 5)"
+            ),
         ),
         Fault(
             "signature_from_parsed_text",
@@ -364,6 +401,11 @@ def _faults() -> tuple[Fault, ...]:
             'the signature is taken from the model\'s text parsed as JSON, not from the bound arguments, so "42" '
             "and 42 count as two calls although both bind to 42; use labkit.signature(call.tool, call.arguments) "
             "(chapter 5)",
+            N_(
+                "the signature is taken from the model's text parsed as JSON, not from the bound arguments, so "
+                "{other} and {call} count as two calls although both bind to the same arguments; use "
+                "labkit.signature(call.tool, call.arguments) (chapter 5)"
+            ),
         ),
         Fault(
             "signature_per_tool",
@@ -371,6 +413,7 @@ def _faults() -> tuple[Fault, ...]:
             N_(
                 "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"
             ),
+            N_("the signature is the tool name only, so {call} repeats {other}; the arguments count too"),
         ),
         Fault(
             "signature_ignores_tool",
@@ -379,6 +422,7 @@ def _faults() -> tuple[Fault, ...]:
                 "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
                 "the tool name counts too"
             ),
+            N_("the signature is the arguments only, so {call} repeats {other}; the tool name counts too"),
         ),
         Fault(
             "failed_body_refunded",
@@ -493,6 +537,9 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
         # budgets and repetitions of 0 and above 3
         Script((Call(r1),), tool_calls=0, repetitions=1),
         Script((Call(r1),), tool_calls=2, repetitions=0),
+        # a body that fails after the run was cancelled during it: its attempt still counts (the books show it)
+        Script((Call(r1, "cancels_fails"), Call(r42)), tool_calls=3, repetitions=1),
+        Script((Call(r42), Call(r1, "cancels_fails")), tool_calls=2, repetitions=1),
         *(Script(tuple(Call(a) for a in distinct[: n + 1]), tool_calls=n, repetitions=1) for n in (4, 5, 6)),
     ]
     grants = (GRANTED, frozenset({"review.finish"}), frozenset({"ticket.read"}))
