@@ -547,9 +547,12 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said in explanation.rules:
         return None  # its refusal is already said
     if said == StopReason.REPEATED_CALL:
-        return _(
-            "no call came again with a signature already admitted {limit} time(s): the most"
-            " attempts admitted for one signature was {most} (chapter 5)"
+        return ngettext(
+            "no call came again with a signature already admitted {limit} time: the most"
+            " attempts admitted for one signature was {most} (chapter 5)",
+            "no call came again with a signature already admitted {limit} times: the most"
+            " attempts admitted for one signature was {most} (chapter 5)",
+            limits.repetitions,
         ).format(limit=limits.repetitions, most=usage.repetitions)
     if said == StopReason.TOOL_BUDGET:
         if usage.tool_calls < limits.tool_calls:
