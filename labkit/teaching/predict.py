@@ -605,8 +605,9 @@ def compare(
         meaning: what the value is, when the reason should say it (:mod:`labkit.teaching.reasons`):
             ``"exit code"`` (the console's closed set: what each code means), ``"status"``, an event
             kind such as ``"ModelCall"`` (a count of those events; with ``runs=``, where it comes
-            from), ``"Middleware count"`` (an event's own count), or a sentence of your own saying
-            what the value counts. ``None``: the reason says only what the two values show.
+            from), ``"Middleware count"`` (an event's own count), a short name the chapters use
+            (``"bodies"``, ``"attempts"``, ``"text kept"``...: ``reasons.NAMED_MEANINGS``), or a
+            sentence of your own saying what the value counts. ``None``: the reason says only what the two values show.
         runs: with an event kind as ``meaning``, the run the count was read from, or
             ``{label: run}`` for one count per label.
         chapter: the chapter to record it under when the notebook's name is not known (a script).

@@ -17,6 +17,8 @@ order, how many too many, which items a list left out), and says what a value
   records none, a failed body still counts, one model call per reply...);
 * ``"<kind> count"``, e.g. ``"Middleware count"``: the count an event of that
   kind carries (chapter 8's anatomy of an event);
+* a name of :data:`NAMED_MEANINGS` (``"bodies"``, ``"attempts"``, ``"text kept"``,
+  ``"preemptions"``...): the sentence it names;
 * any other text: a sentence saying what the value is or counts, shown after
   the computed difference.
 
@@ -80,6 +82,22 @@ _COUNT_MEANINGS: dict[str, str] = {
     "ProviderUnavailable": N_("the model calls admitted, the one that failed included"),
 }
 """What an event's count counts, by its kind (chapter 8's anatomy of an event)."""
+
+
+NAMED_MEANINGS: dict[str, str] = {
+    "read_ticket ran": N_("whether read_ticket's body ran: a call's body runs only once the guard admitted it"),
+    "finish_review ran": N_(
+        "whether finish_review's body ran: that is the host condition, whatever the model's text says"
+    ),
+    "bodies": N_("the bodies that ran: an admitted attempt runs its body, a refused call never does"),
+    "attempts": N_("every attempt the guard admitted counts, whatever its body did; a refused call counts nothing"),
+    "text kept": N_("a run the host stopped withholds the model's text; a run that ended by itself keeps it"),
+    "chat spans": N_("one chat span per model call the loop made"),
+    "execute_tool spans": N_("one execute_tool span per tool call the loop invoked, refused or not"),
+    "preemptions": N_("the fewest preemptions (switches while the running thread could go on) that break the guard"),
+    "bodies under max_turns": N_("max_turns bounds model calls only: every body of every turn runs"),
+}
+"""What a value the chapters compare is, by a short name the calling code gives (``meaning="bodies"``)."""
 
 
 _GUARD_STOPS = frozenset({"PermissionDenied", "ToolBudget", "RepeatedCall"})
@@ -265,6 +283,8 @@ def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object
     if meaning.endswith(" count") and meaning[: -len(" count")] in _COUNT_MEANINGS:
         kind = meaning[: -len(" count")]
         return _("a {kind} event's count is {meaning}").format(kind=kind, meaning=_(_COUNT_MEANINGS[kind]))
+    if meaning in NAMED_MEANINGS:
+        return _(NAMED_MEANINGS[meaning])
     return meaning
 
 
