@@ -313,6 +313,22 @@ def test_a_constructor_that_fails_and_bad_arguments_are_one_line_usage_errors():
         assert "\n" not in str(info.value)
 
 
+def test_a_python_without_threads_gets_one_line_saying_where_to_check(monkeypatch: pytest.MonkeyPatch):
+    """Pyodide (JupyterLite) cannot start a thread: no verdict, right or wrong, and no bare RuntimeError."""
+    import threading
+
+    def cannot_start(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")  # what Pyodide's threading raises
+
+    monkeypatch.setattr(threading.Thread, "start", cannot_start)
+    for guard in (catalogue.Reference, catalogue.CheckOutsideLock):  # a right one and a wrong one alike
+        with pytest.raises(UserError, match="cannot start one") as info:
+            check_guard(guard)
+        assert "\n" not in str(info.value) and "JupyterLab" in str(info.value)
+    monkeypatch.undo()
+    assert check_guard(catalogue.CheckOutsideLock).passed is False, "with threads, the check runs again"
+
+
 def test_notebooks_written_for_the_earlier_harness_still_run():
     report = check_guard(catalogue.SimpleRight, limit=3, threads=2, rounds=3, pause_timeout_s=0.5)
     assert report.passed

@@ -1124,6 +1124,13 @@ def check_guard(
     """
     if not isinstance(guard_class, type):
         raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
+    if not _threads_start():
+        raise UserError(
+            _(
+                "check_guard runs your guard in threads, and this Python cannot start one (in the browser,"
+                " JupyterLite's Python has no threads): run this check in JupyterLab, on Binder or on your machine"
+            )
+        )
     for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
@@ -1165,6 +1172,18 @@ def check_guard(
         report = _judge(guard_class, subject, simple, limit, threads, bound)
     _record(guard_class, report)
     return report
+
+
+def _threads_start() -> bool:
+    """Whether this Python can start a thread: the checker runs each call of a guard in one
+    (Pyodide, the Python of JupyterLite, raises ``RuntimeError`` at ``start``)."""
+    try:
+        thread = threading.Thread(target=lambda: None, daemon=True)
+        thread.start()
+    except RuntimeError:
+        return False
+    thread.join()
+    return True
 
 
 def _record(guard_class: type, report: GuardReport) -> None:
