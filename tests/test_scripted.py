@@ -11,10 +11,13 @@ from support import asynctest
 from labkit import (
     Call,
     ChatRequest,
+    CountingClient,
+    ExecutionScope,
     Fail,
     Hang,
     Message,
     ProviderUnavailable,
+    Reply,
     Say,
     ScriptedTransport,
     ScriptExhausted,
@@ -214,3 +217,53 @@ def test_fail_reaches_provider_unavailable_and_the_outcome_carries_the_hint(agen
     assert outcome.status is labkit.RunStatus.PROVIDER_UNAVAILABLE
     assert outcome.hint is not None and outcome.hint.startswith(words)
     assert labkit.run("repeat", agent=agent).hint is None  # only a provider failure has a hint
+
+
+STEPS = [
+    "Done.",
+    Say("two words"),
+    Say(""),
+    Call("read_ticket", {"input": 42}),
+    Call("read_ticket", '{"input": '),
+    [Call("a", {"x": 1}), Call("b", {"y": 2}, id="own")],
+    Reply("Reading it.", [Call("read_ticket", {"input": 42})]),
+]
+
+
+@asynctest
+@pytest.mark.parametrize("step", STEPS, ids=repr)
+async def test_a_whole_reply_is_the_message_its_one_chunk_assembles(step: object) -> None:
+    by_chunks, whole = ScriptedTransport([step, step]), ScriptedTransport([step, step])
+    for _ in range(2):  # numbered ids follow the call number on both paths
+        assert await whole.complete(REQUEST) == await _reply(by_chunks)
+    assert (whole.calls, whole.requests) == (by_chunks.calls, by_chunks.requests) == (2, [REQUEST, REQUEST])
+
+
+@asynctest
+async def test_a_whole_reply_fails_and_runs_out_as_its_chunk_does() -> None:
+    transport = ScriptedTransport([Fail(ConnectionError("down")), Fail(RuntimeError("bug"))])
+    with pytest.raises(ProviderUnavailable, match="down"):
+        await transport.complete(REQUEST)
+    with pytest.raises(RuntimeError, match="bug"):
+        await transport.complete(REQUEST)
+    with pytest.raises(ScriptExhausted):
+        await transport.complete(REQUEST)
+    assert transport.calls == 3
+
+
+@asynctest
+async def test_a_subclass_that_changes_send_is_answered_through_its_send() -> None:
+    class Shouting(ScriptedTransport):
+        async def send(self, request):  # type: ignore[override]
+            async for chunk in super().send(request):
+                yield chunk.model_copy(update={"text": chunk.text.upper()})
+
+    reply = await _counted_reply(Shouting(["quiet"]))
+    assert reply.text == "QUIET"
+
+
+async def _counted_reply(transport: ScriptedTransport) -> Message:
+    scope = ExecutionScope()
+    reply = await CountingClient(transport, scope).complete(REQUEST)
+    assert scope.usage.model_calls == 1 and transport.calls == 1
+    return reply

@@ -170,7 +170,10 @@ class Transport(Protocol):
     Transports also carry a short ``name`` for headers (``"scripted"``,
     ``"live"``), and may carry ``retries`` (an ``int``, 0 when absent): how
     often the counting client makes such a call again, each time a new,
-    counted call (:attr:`CountingClient.retries`).
+    counted call (:attr:`CountingClient.retries`). A transport class may also
+    define ``async def complete(self, request) -> Message``, the whole reply to
+    a non-streaming request (what :func:`assemble` makes of ``send``): the
+    counting client then calls it instead, after the same count.
     """
 
     @property
@@ -243,9 +246,15 @@ class CountingClient:
         if request.stream:
             request = request.model_copy(update={"stream": False})
         retries = self.retries
+        # A transport may answer a non-streaming call whole (``ScriptedTransport.complete``): the
+        # message assemble() would make, without an async generator and its one chunk.
+        whole = getattr(type(self.transport), "complete", None)
         while True:
             requests = cancellation_requests()
             try:
+                if whole is not None:
+                    self.scope.before_model_call()  # counted (or refused) before the transport runs, as in _send
+                    return await whole(self.transport, request)  # type: ignore[no-any-return]
                 return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
                 if run_cancelled(requests, self.scope.cancel_token):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
 from ..core.errors import ProviderUnavailable, ScriptExhausted, ScriptStepError
-from .chat import ChatChunk, ChatRequest, ToolCall
+from .chat import ChatChunk, ChatRequest, Message, ToolCall, assemble
 
 # ChatChunk(...) and ToolCall(...) validate through these; called with a dict they skip the
 # model's Python __init__ wrapper (~0.4 µs each), the validation is the same.
@@ -214,16 +214,21 @@ class ScriptedTransport:
             )
         return self._script[number - 1]
 
-    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+    def _take(self, request: ChatRequest) -> Step:
+        """Count this call, keep its request and take its step; a ``Fail`` step raises here."""
         self.calls += 1
         self.requests.append(request)
         step = self._step(self.calls, request)
-        if isinstance(step, Hang):
-            await asyncio.get_running_loop().create_future()  # resolved only by cancellation
         if isinstance(step, Fail):
             if isinstance(step.error, ConnectionError):
                 raise ProviderUnavailable(f"scripted transport: {step.error}") from step.error
             raise step.error
+        return step
+
+    async def send(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        step = self._take(request)
+        if isinstance(step, Hang):
+            await asyncio.get_running_loop().create_future()  # resolved only by cancellation
         text, tool_calls = _reply(step, self.calls)
         if not request.stream:
             yield _validate_chunk({"text": text, "tool_calls": tool_calls})  # = ChatChunk(text=..., tool_calls=...)
@@ -232,6 +237,17 @@ class ScriptedTransport:
             yield ChatChunk(text=piece)
         for call in tool_calls:
             yield ChatChunk(tool_calls=(call,))
+
+    async def complete(self, request: ChatRequest) -> Message:
+        """A non-streaming call answered whole: the message ``assemble(self.send(request))`` makes, with no
+        generator and no chunk in between (:class:`~labkit.CountingClient` uses it when a transport has one)."""
+        if type(self).send is not ScriptedTransport.send:  # a subclass that changes send is answered through it
+            return await assemble(self.send(request))
+        step = self._take(request)
+        if isinstance(step, Hang):
+            await asyncio.get_running_loop().create_future()  # resolved only by cancellation
+        text, tool_calls = _reply(step, self.calls)
+        return Message.assistant(text or None, tool_calls)
 
 
 def _check_step(step: object, number: int) -> None:
