@@ -91,6 +91,7 @@ ONE = [Tool("a", "c", lambda s: 1)]
         (lambda: Tool("add", "math.add", lambda: 1), "first parameter receives the host state"),
         (lambda: Tool("", "math.add", lambda s: 1), "tool name is a non-empty str"),
         (lambda: Tool("add", "math.add", 42), "must be a function"),
+        (lambda: Tool("add", "math.add", lambda s: 1, description=3), "a description is a str, not int"),
         (lambda: labkit.scenario("x", tools=[], script=["ok"], done=bool), "non-empty list of labkit.Tool"),
         (lambda: labkit.scenario("x", tools=ONE * 2, script=["ok"], done=bool), "share a name"),
         (lambda: labkit.scenario("x", tools=ONE, script=[42], done=bool), "not a script step"),
@@ -110,6 +111,25 @@ ONE = [Tool("a", "c", lambda s: 1)]
 def test_bad_declarations_get_one_clear_error(make, message: str) -> None:
     with pytest.raises((UserError, TypeError), match=message):
         make()
+
+
+def test_a_tool_is_read_once_and_each_run_binds_that_reading_to_its_own_state() -> None:
+    def add(state: Any, x: int) -> int:
+        """Add x."""
+        state.total = getattr(state, "total", 0) + x
+        return state.total
+
+    tool = Tool("add", "math.add", add)
+    made = [tool.bind(labkit.ExecutionScope(capabilities={"math.add"}), SimpleNamespace()) for _ in range(2)]
+    assert made[0].arguments_model is made[1].arguments_model is tool._shape.model
+    assert [t.description for t in made] == ["Add x.", "Add x."]
+    assert [t.invoke({"x": 2}) for t in made] == [2, 2]  # one state each
+    with pytest.raises(labkit.ToolArgumentsError):
+        made[0].invoke({"x": True})  # the reading still binds: a boolean is not a number
+    scope = labkit.ExecutionScope(capabilities={"math.add"})
+    tool.bind(scope, SimpleNamespace())
+    with pytest.raises(labkit.DuplicateToolError):
+        tool.bind(scope, SimpleNamespace())
 
 
 def test_the_console_runs_a_scenario_from_a_file(capsys: pytest.CaptureFixture[str]) -> None:

@@ -87,7 +87,7 @@ def _describe(exc: ValidationError) -> str:
 # -- what a body may be, and its argument model ----------------------------------------
 
 
-class _Shape(NamedTuple):
+class Shape(NamedTuple):
     """What registration learns from a body: how to call it and how to bind its arguments.
 
     Chapter 4, *The guard, step by step*, step 1.
@@ -101,13 +101,13 @@ class _Shape(NamedTuple):
     nested: tuple[str, ...]  # fields holding a model, dataclass or TypedDict: see _bool_made_number
 
 
-def _body_shape(body: Any, tool: str) -> _Shape:
+def _body_shape(body: Any, tool: str) -> Shape:
     """Read a body once: refuse what cannot be a body, then build (or reuse) its shape."""
     code_owner = _code_owner(body, tool)
     return shared_shape(body, code_owner, tool, lambda: _read_shape(body, code_owner, tool))
 
 
-def _read_shape(body: Any, code_owner: Any, tool: str) -> _Shape:
+def _read_shape(body: Any, code_owner: Any, tool: str) -> Shape:
     if inspect.isgeneratorfunction(code_owner) or inspect.isasyncgenfunction(code_owner):
         kind = "an async generator" if inspect.isasyncgenfunction(code_owner) else "a generator"
         raise ToolDefinitionError(
@@ -119,7 +119,7 @@ def _read_shape(body: Any, code_owner: Any, tool: str) -> _Shape:
     model, token_param = _build_model(body, code_owner, fixed, tool)
     doc = inspect.getdoc(code_owner) if code_owner is not body else inspect.getdoc(body)
     nested = tuple(name for name, f in model.model_fields.items() if _holds_nested_type(f.annotation))
-    return _Shape(model, token_param, signature_keys(model), is_async, doc, nested)
+    return Shape(model, token_param, signature_keys(model), is_async, doc, nested)
 
 
 def _code_owner(body: Any, tool: str) -> Any:

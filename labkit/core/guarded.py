@@ -29,7 +29,7 @@ from pydantic_core import PydanticSerializationError
 from ._machinery.shapes import schema_text
 from ._machinery.sync import run_sync
 from .arguments import _json_shaped
-from .binding import _body_shape, bind
+from .binding import Shape, _body_shape, bind
 from .bodies import _awaited, _not_a_generator, _run_in_daemon_thread, _running_loop
 from .cancellation import CancelToken
 from .errors import RunHalted, ToolArgumentsError, ToolBodyError
@@ -78,8 +78,9 @@ class GuardedTool:
         capability: str,
         body: Callable[..., Any],
         description: str | None,
+        shape: Shape | None = None,
     ) -> None:
-        shape = _body_shape(body, name)
+        shape = _body_shape(body, name) if shape is None else shape  # a declared labkit.Tool read its body once
         self._scope = scope
         self._body = body
         self.name = name

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import rules
 from ._machinery.shared_events import event
+from .binding import Shape
 from .cancellation import ABANDON_GRACE_S, CancelToken, State
 from .errors import CapabilitiesError, DuplicateToolError, ToolDefinitionError, UserError
 from .events import ControlEvent, EventKind, StopReason
@@ -142,13 +143,19 @@ class ExecutionScope(RunLifecycle):
             )
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {name!r}: a description is a str, not {type(description).__name__}")
+        return self._register(name, capability, body, description)
+
+    def _register(
+        self, name: str, capability: str, body: Callable[..., Any], description: str | None, shape: Shape | None = None
+    ) -> GuardedTool:
+        """Make and register the tool (``shape``: the body's, when a declared :class:`labkit.Tool` read it)."""
         with self._lock:
             if name in self._tools:
                 raise DuplicateToolError(
                     f"a tool named {name!r} is already registered in this scope; "
                     "one name must identify one implementation and one argument type"
                 )
-            tool = GuardedTool(self, name, capability, body, description)
+            tool = GuardedTool(self, name, capability, body, description, shape)
             self._tools[name] = tool
         return tool
 

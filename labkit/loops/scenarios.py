@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType, MethodType, ModuleType, SimpleNamespace
 from typing import Any, cast
 
-from ..core.binding import _body_shape
+from ..core.binding import Shape, _body_shape
 from ..core.errors import UnknownScenarioError, UserError
 from ..core.limits import Limits, _limits
 from ..core.scope import ExecutionScope, GuardedTool
@@ -63,6 +63,9 @@ class Tool:
     class, a ``functools.partial``, an object with ``__call__``), as long as
     its first parameter takes the state.
 
+    The body is read once, when the Tool is declared (its argument model, what a run could not
+    call): every run binds that reading to its fresh state instead of reading the body again.
+
     Raises:
         UserError: a name or capability that is not a non-empty str, or a body
             that is not a callable taking the state first.
@@ -75,6 +78,7 @@ class Tool:
     capability: str
     body: Callable[..., Any]
     description: str | None = None
+    _shape: Shape = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for what in ("name", "capability"):
@@ -99,11 +103,17 @@ class Tool:
                 f"tool {self.name!r}: the body's first parameter receives the host state, "
                 f"e.g. def {self.name}(state, x: int)"
             )
-        _body_shape(MethodType(self.body, SimpleNamespace()), self.name)  # what a run cannot run is refused now
+        if self.description is not None and not isinstance(self.description, str):
+            raise UserError(f"tool {self.name!r}: a description is a str, not {type(self.description).__name__}")
+        # What a run cannot run is refused now; what it can, every run reuses. Reading the body (its
+        # shape's key: code, annotations, defaults) costs each run of two tools ~7 % of its CPU time,
+        # measured paired (docs/benchmarks.md, *What changed for these figures*).
+        shape = _body_shape(MethodType(self.body, SimpleNamespace()), self.name)
+        object.__setattr__(self, "_shape", shape)
 
     def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:
-        """The guarded tool of one run: this body bound to ``state``, made by ``scope``."""
-        return scope.tool(self.name, self.capability, MethodType(self.body, state), description=self.description)
+        """The guarded tool of one run: this body, read when it was declared, bound to ``state``, made by ``scope``."""
+        return scope._register(self.name, self.capability, MethodType(self.body, state), self.description, self._shape)
 
 
 REVIEW_TOOLS: tuple[Tool, ...] = (

@@ -254,7 +254,7 @@ class CountingClient:
             try:
                 if whole is not None:
                     self.scope.before_model_call()  # counted (or refused) before the transport runs, as in _send
-                    return await whole(self.transport, request)  # type: ignore[no-any-return]
+                    return await whole(self.transport, request)
                 return await assemble(self._send(request))  # counted (or refused) in _send, before the transport runs
             except asyncio.CancelledError as exc:
                 if run_cancelled(requests, self.scope.cancel_token):

@@ -32,6 +32,12 @@ pays; the project keeps a speed trick only when it buys at least 5 % of a run):
   transport) cannot alter what the next run shows the model. A promise, not a speed-up: sharing
   the specs is what is cheap; freezing them keeps that safe.
 
+One trick sits outside the core, where a run is assembled: a declared :class:`labkit.Tool` reads
+its body once, when it is declared, and each run binds that reading to its fresh state
+(:meth:`labkit.Tool.bind`, through the scope's ``_register``) instead of looking the shape up again:
+reading it every run costs ×1.08–1.10 a complete run (three paired runs of 151 interleaved rounds,
+the old ``bind`` against the new in one process; docs/benchmarks.md, *What changed for these figures*).
+
 The one trick left in a lesson file is :class:`~labkit.CancelToken`'s lazily made
 ``threading.Event`` (:mod:`labkit.core.cancellation`): ×1.05–1.08 a complete run
 (``python -m benchmarks.tricks``, ``lazy_token_event``), written beside it.
