@@ -86,3 +86,33 @@ def test_an_integer_deadline_is_seconds() -> None:
 
 def test_str_names_every_limit_with_its_unit() -> None:
     assert str(Limits()) == "model_calls=6 tool_calls=4 repetitions=1 deadline_s=120"
+
+
+# -- the scope's door checks each value, and a value that cannot change only once ---------------
+
+
+def test_a_scope_refuses_unvalidated_limits_every_time_even_beside_valid_ones() -> None:
+    from labkit import ExecutionScope, LimitsError
+
+    valid = Limits(model_calls=2)
+    for _ in range(3):
+        assert ExecutionScope(valid).limits is valid
+        for bad in (Limits.model_construct(model_calls=-1), Limits.model_construct(deadline_s=float("nan"))):
+            with pytest.raises(LimitsError):
+                ExecutionScope(bad)
+            with pytest.raises(LimitsError):
+                ExecutionScope(bad)  # refused again: a value that did not pass is not remembered
+
+
+def test_grants_that_can_change_are_checked_again_and_fixed_ones_keep_their_names() -> None:
+    from labkit import CapabilitiesError, ExecutionScope
+
+    grants: set[object] = {"ticket.read"}
+    assert ExecutionScope(capabilities=grants).capabilities == frozenset({"ticket.read"})
+    grants.add(42)  # a set can change: the scope reads it again
+    with pytest.raises(CapabilitiesError):
+        ExecutionScope(capabilities=grants)
+    fixed = frozenset({"ticket.read", "review.finish"})
+    assert ExecutionScope(capabilities=fixed).capabilities == ExecutionScope(capabilities=fixed).capabilities == fixed
+    with pytest.raises(CapabilitiesError):
+        ExecutionScope(capabilities=frozenset({"ticket.read", ""}))

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import rules
+from ._machinery.checked import checked_once
 from ._machinery.shared_events import event
 from .binding import Shape
 from .cancellation import ABANDON_GRACE_S, CancelToken, State
@@ -83,8 +84,8 @@ class ExecutionScope(RunLifecycle):
         *,
         clock: Clock = time.monotonic,
     ) -> None:
-        self.limits = _limits(limits)
-        self.capabilities = _capabilities(capabilities)
+        self.limits = checked_once(limits, _limits)  # a frozen value passes its door check once (_machinery)
+        self.capabilities = checked_once(capabilities, _capabilities)
         if not callable(clock):
             raise UserError(
                 f"clock must be a function returning seconds (e.g. time.monotonic), not {type(clock).__name__}"
