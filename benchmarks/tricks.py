@@ -11,7 +11,12 @@ beside it in the code.
 * ``shared_events``: a scope's recorded ``(kind, name, count)`` becomes one cached
   :class:`labkit.ControlEvent` (:mod:`labkit.core._machinery.shared_events`; off: a new event each).
 * ``shared_shapes``: a body's shape (its argument model) is reused by bodies made of the same parts
-  (:mod:`labkit.core._machinery.shapes`; off: every tool reads its body and builds its model anew).
+  (:mod:`labkit.core._machinery.shapes`; off: every tool reads its body and builds its model anew,
+  so ``declared_tools`` is off too).
+* ``declared_tools``: a :class:`labkit.Tool` reads its body once, when it is declared, and each run
+  binds that reading (off: each run's tool looks its shape up again, ``scope.tool`` as before).
+* ``door_checks_once``: a ``Limits`` and a ``frozenset`` of grants pass the scope's door checks once
+  per object (:mod:`labkit.core._machinery.checked`; off: checked at every scope).
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
+from types import MethodType
 from typing import Any
 
 import labkit
 from labkit.core import binding, bodies, scope
 from labkit.core.events import ControlEvent
+from labkit.loops.scenarios import Tool
 
 from .paired import pair
 
@@ -47,10 +54,34 @@ def _switches() -> dict[str, Callable[[bool], None]]:
     def events(off: bool) -> None:
         scope.event = _new_event if off else cached_event  # type: ignore[assignment]
 
+    declared_bind = Tool.bind
+    checked_once = scope.checked_once
+
+    def declared(off: bool) -> None:
+        Tool.bind = _bind_by_reading if off else declared_bind  # type: ignore[method-assign]
+
     def shapes(off: bool) -> None:
+        declared(off)
         binding.shared_shape = _read_again if off else shared_shape  # type: ignore[assignment]
 
-    return {"lazy_token_event": token, "shared_events": events, "shared_shapes": shapes}
+    def door(off: bool) -> None:
+        scope.checked_once = _check_again if off else checked_once  # type: ignore[assignment]
+
+    return {
+        "lazy_token_event": token,
+        "shared_events": events,
+        "shared_shapes": shapes,
+        "declared_tools": declared,
+        "door_checks_once": door,
+    }
+
+
+def _bind_by_reading(self: Tool, scope: Any, state: object) -> Any:
+    return scope.tool(self.name, self.capability, MethodType(self.body, state), description=self.description)
+
+
+def _check_again(value: Any, check: Callable[[Any], Any]) -> Any:
+    return check(value)
 
 
 def _new_event(kind: str, name: str, count: int) -> ControlEvent:
