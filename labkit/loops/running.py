@@ -215,7 +215,7 @@ class Origin:
     concurrent_tool_calls: bool
 
 
-_origins: dict[int, tuple[weakref.ref, Origin]] = {}  # one entry per outcome alive, gone with it
+_origins: dict[int, tuple[weakref.ref, tuple[Any, ...]]] = {}  # per outcome alive: its Origin's fields
 _origins_lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome (_forget)
 
 
@@ -233,16 +233,16 @@ def _remember(outcome: RunOutcome, setup: Setup) -> None:
     script = transport._script if isinstance(transport, ScriptedTransport) else None
     agent = setup.agent
     kind = "harness" if isinstance(agent, HarnessAgent) else "simple" if isinstance(agent, SimpleAgent) else None
-    origin = Origin(
+    fields = (
         setup.scenario,
         script,
         kind,
         bool(getattr(agent, "stream", False)),
         bool(getattr(agent, "concurrent_tool_calls", False)),
-    )
+    )  # the Origin itself is made when it is asked for: most outcomes are never asked
     with _origins_lock:
         key = id(outcome)
-        _origins[key] = (weakref.ref(outcome, functools.partial(_forget, key)), origin)
+        _origins[key] = (weakref.ref(outcome, functools.partial(_forget, key)), fields)
 
 
 def origin_of(outcome: RunOutcome) -> Origin | None:
@@ -254,4 +254,4 @@ def origin_of(outcome: RunOutcome) -> Origin | None:
         entry = _origins.get(id(outcome))
     if entry is None or entry[0]() is not outcome:
         return None
-    return entry[1]
+    return Origin(*entry[1])

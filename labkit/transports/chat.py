@@ -245,7 +245,7 @@ class CountingClient:
         """
         if request.stream:
             request = request.model_copy(update={"stream": False})
-        retries = self.retries
+        retries: int | None = None  # read at the first failure (most calls never fail)
         # A transport may answer a non-streaming call whole (``ScriptedTransport.complete``): the
         # message assemble() would make, without an async generator and its one chunk.
         whole = getattr(type(self.transport), "complete", None)
@@ -261,6 +261,7 @@ class CountingClient:
                     raise
                 raise self._provider_cancelled(exc) from exc
             except ProviderUnavailable:
+                retries = self.retries if retries is None else retries
                 if retries <= 0:
                     raise
                 retries -= 1
