@@ -657,18 +657,20 @@ def _stage_differences(lab, ref) -> str:
 
 
 FLOOR_WHY = (
-    "In those stages, `prepare` builds per run what the floor builds once per tool or not at all: the run's two "
-    "guarded tools (each body's shape looked up by what the body is made of, checked at the scope's door), "
-    "the limits and capabilities validated again, a scripted transport that checks its script again, the "
-    "agent's argument checks; the floor's start makes a scope, a host state and a dict of its tools. Each model "
-    "call goes through a pydantic `ChatRequest`, the counting client and an async-generator transport whose one "
-    "chunk is assembled into a message; the floor's is one coroutine that returns the message. Each tool call "
-    "goes through the middleware pipeline, `ainvoke`, the JSON decoded with exact numbers and then validated, "
-    "labkit's canonical signature, the rules as functions of an `Attempt` record and the check after the body; "
-    "the floor takes the same steps as plain method calls and lets pydantic read the JSON. Around the loop, "
-    "labkit checks the agent and the prompt, enters the scope, copies a context for the loop's task and, at the "
-    "finish, builds a pydantic `RunOutcome` with `ControlEvent` models and the usage; the floor makes its task "
-    "and its timer and returns a named tuple of plain event tuples."
+    "In those stages, `prepare` still builds per run what the floor builds once per tool or not at all: the run's "
+    "scope (its door checks pass a frozen `Limits` and a `frozenset` of grants once per object), the run's two "
+    "guarded tools (each binds the shape its declared `Tool` read once), a scripted transport that checks its "
+    "script again, the agent's argument checks, its tool specs and its middleware pipeline; the floor's start "
+    "makes a scope, a host state and a dict of its tools. Each model call builds a pydantic `ChatRequest` (the "
+    "floor: a named tuple) and goes through the counting client, which asks the scripted transport for the whole "
+    "reply (`ScriptedTransport.complete`: no async generator, no chunk); the floor's is one coroutine that "
+    "returns the message. Each tool call goes through the middleware pipeline, `ainvoke`, the JSON decoded with "
+    "exact numbers and then validated, labkit's canonical signature, the rules as functions of an `Attempt` "
+    "record and the check after the body; the floor takes the same steps as plain method calls and lets pydantic "
+    "read the JSON. Around the loop, labkit checks the agent and the prompt, enters the scope, copies a context "
+    "for the loop's task and, at the finish, builds a pydantic `RunOutcome` with `ControlEvent` models and the "
+    "usage, and keeps the run's origin beside it; the floor makes its task and its timer and returns a named "
+    "tuple of plain event tuples."
 )
 
 

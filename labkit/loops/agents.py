@@ -221,7 +221,9 @@ class SimpleAgent:
         for flag, value in (("stream", stream), ("concurrent_tool_calls", concurrent_tool_calls)):
             if not isinstance(value, bool):
                 raise UserError(f"{flag} is True or False, not {value!r}")
-        if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        if not isinstance(tools, (tuple, list)) and (  # tuple and list first: the others are ABC checks
+            isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable)
+        ):
             raise UserError(f"tools is a sequence of labkit.GuardedTool, not {type(tools).__name__}")
         self.client = client
         self.scope = client.scope

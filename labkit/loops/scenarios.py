@@ -203,7 +203,7 @@ class Scenario:
     def start(self, scope: ExecutionScope) -> tuple[Any, tuple[GuardedTool, ...]]:
         """A fresh host state and its guarded tools, made by ``scope`` (one run's worth)."""
         state = self.state()
-        return state, tuple(t.bind(scope, state) for t in self.tools)
+        return state, tuple([t.bind(scope, state) for t in self.tools])
 
     def is_complete(self, state: object) -> bool:
         """The completion condition on ``state`` (read after the loop ends)."""

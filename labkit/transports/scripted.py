@@ -195,7 +195,8 @@ class ScriptedTransport:
             raise ScriptStepError("a script is a list of steps or a function (call_number, request) -> step")
         if not callable(script):
             for number, step in enumerate(script, 1):
-                _check_step(step, number)
+                if not isinstance(step, _ONE_STEP):  # else a list of calls, or not a step
+                    _check_step(step, number)
         self._script = script
         self.calls = 0
         self.requests: list[ChatRequest] = []
@@ -250,8 +251,11 @@ class ScriptedTransport:
         return Message.assistant(text or None, tool_calls)
 
 
+_ONE_STEP = (str, Say, Reply, Call, Hang, Fail)
+
+
 def _check_step(step: object, number: int) -> None:
-    if isinstance(step, (str, Say, Reply, Call, Hang, Fail)):
+    if isinstance(step, _ONE_STEP):
         return
     if isinstance(step, Sequence) and step and all(isinstance(c, Call) for c in step):
         return
