@@ -805,6 +805,24 @@ WHY = [
     "frozen values that run after run repeats, are shared between runs through a cache (×0.90-0.93 of a run, over "
     "the 5 % bar), and a body's shape is looked up with less work (×0.955 of `prepare`).",
     "",
+    "Issue 21, toward a run at most 1.5× the reference floor (before/after measured outside this invocation: "
+    "each commit's tree against the floor, `python -m benchmarks.paired --only floor_harness floor_simple "
+    "--rounds 21`, the trees interleaved over four rounds on a loaded machine; medians of the four, harness / "
+    "simple): at the start 1.83× / 1.84×. A scripted transport answers a non-streaming call whole "
+    "(`ScriptedTransport.complete`, used by the counting client when a transport class has it; a subclass that "
+    "changes `send` is still answered through it), so a model call makes no async generator, no chunk and no "
+    "assembly: 1.73× / 1.68×. A declared `Tool` reads its body once, when it is declared, and each run binds "
+    "that reading to its fresh state: 1.59× / 1.52× (the trick off / on, `python -m benchmarks.tricks`, "
+    "`declared_tools`: ×1.08–1.10). A `Limits` and a `frozenset` of grants, which cannot change, pass the "
+    "scope's door checks once per object (`labkit/core/_machinery/checked.py`): 1.45× / 1.48× (`door_checks_once`: "
+    "×1.04–1.08). A run's `Origin` is made when `origin_of` asks, and the counting client reads a transport's "
+    "`retries` at its first failure: 1.44× / 1.44×. What is left over the floor is spread over the lesson's own "
+    "steps, none over 5 % of a run: a pydantic `ChatRequest` per model call (~1.5 µs each; `model_construct` is "
+    "slower), the agent's argument checks, specs and pipeline (~3 µs), the scope's own start and finish (the "
+    "loop's task in a context that knows its scope, the final events and usage, ~4 µs), a validated `RunOutcome` "
+    "(~3 µs), and per tool call the observing middleware, the exact-number JSON decoding and the rules as "
+    "functions of an `Attempt` (~2 µs each call).",
+    "",
     "What remains: a sync body in a run costs two thread wake-ups and asyncio's wake-up of its loop; the "
     "`thread_handoff` row measures that floor alone. Where the scheduler keeps the loop and the worker on one CPU "
     "the whole call measured 36 µs; on two CPUs 70 µs (waking an idle virtual CPU is the cost), so the 60 µs "
