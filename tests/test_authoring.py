@@ -132,6 +132,17 @@ def test_a_tool_is_read_once_and_each_run_binds_that_reading_to_its_own_state() 
         tool.bind(scope, SimpleNamespace())
 
 
+def test_a_tool_and_a_scenario_pickle_as_their_declaration() -> None:
+    import pickle
+
+    for value in (REVIEW_TOOLS[0], labkit.SCENARIOS["complete"]):
+        restored = pickle.loads(pickle.dumps(value))
+        assert restored == value and restored is not value
+    tool = pickle.loads(pickle.dumps(REVIEW_TOOLS[0]))
+    assert tool._shape.model is REVIEW_TOOLS[0]._shape.model  # read again, and shared by what it is made of
+    assert labkit.run(pickle.loads(pickle.dumps(labkit.SCENARIOS["complete"]))).status is labkit.RunStatus.COMPLETED
+
+
 def test_the_console_runs_a_scenario_from_a_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", f"{ADDER_FILE}:ADDER", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -105,11 +105,15 @@ class Tool:
             )
         if self.description is not None and not isinstance(self.description, str):
             raise UserError(f"tool {self.name!r}: a description is a str, not {type(self.description).__name__}")
-        # What a run cannot run is refused now; what it can, every run reuses. Reading the body (its
-        # shape's key: code, annotations, defaults) costs each run of two tools ~7 % of its CPU time,
-        # measured paired (docs/benchmarks.md, *What changed for these figures*).
+        # What a run cannot run is refused now; what it can, every run reuses. Reading the body again
+        # (its shape's key: code, annotations, defaults) would cost a complete run of two tools x1.08-1.10
+        # of its CPU time (`python -m benchmarks.tricks`, declared_tools; labkit/core/_machinery/__init__.py).
         shape = _body_shape(MethodType(self.body, SimpleNamespace()), self.name)
         object.__setattr__(self, "_shape", shape)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its declaration; unpickling reads the body again (an argument model does not pickle)."""
+        return (Tool, (self.name, self.capability, self.body, self.description))
 
     def bind(self, scope: ExecutionScope, state: object) -> GuardedTool:
         """The guarded tool of one run: this body, read when it was declared, bound to ``state``, made by ``scope``."""

@@ -30,8 +30,9 @@ pays; the project keeps a speed trick only when it buys at least 5 % of a run):
   ``shared_events``, 201 rounds; earlier, paired fresh processes: 7–10 % of a run).
 * :mod:`.checked`: a ``Limits`` and a ``frozenset`` of grants, which cannot change, pass the scope's
   door checks once per object (anything else is checked every time; a value that fails is never
-  remembered): checking them every run costs ×1.04–1.06 a complete run, median 1.05 (five paired
-  runs of 151–301 interleaved rounds, the door checks on against off in one process).
+  remembered): checking them every run costs ×1.04–1.08 a complete run, median 1.05 (six paired
+  runs of 101–301 interleaved rounds, the door checks on against off in one process; ``python -m
+  benchmarks.tricks``, ``door_checks_once``).
 * :mod:`.frozen`: read-only JSON containers, for the tool specs runs share, so one run (or a
   transport) cannot alter what the next run shows the model. A promise, not a speed-up: sharing
   the specs is what is cheap; freezing them keeps that safe.
@@ -39,8 +40,8 @@ pays; the project keeps a speed trick only when it buys at least 5 % of a run):
 One trick sits outside the core, where a run is assembled: a declared :class:`labkit.Tool` reads
 its body once, when it is declared, and each run binds that reading to its fresh state
 (:meth:`labkit.Tool.bind`, through the scope's ``_register``) instead of looking the shape up again:
-reading it every run costs ×1.08–1.10 a complete run (three paired runs of 151 interleaved rounds,
-the old ``bind`` against the new in one process; docs/benchmarks.md, *What changed for these figures*).
+reading it every run costs ×1.08–1.10 a complete run (four paired runs of 101–151 interleaved rounds,
+the old ``bind`` against the new in one process; ``python -m benchmarks.tricks``, ``declared_tools``).
 
 The one trick left in a lesson file is :class:`~labkit.CancelToken`'s lazily made
 ``threading.Event`` (:mod:`labkit.core.cancellation`): ×1.05–1.08 a complete run
