@@ -37,7 +37,10 @@ start, up to the predict cell; the predict cell itself is not part of it
   (every ``read_ticket(42)``-style call named in its setup, in code or prose)
   and the same values; or an earlier folded answer (a ``<details>`` answer
   with the question before it, this chapter or an earlier one) already gives
-  every one of its values and shares 3 content words with its reason.
+  every one of its values and shares 3 content words with its reason;
+* **counts in comments**: it predicts a number of model calls and a comment
+  in its setup code numbers the script's steps by model call (``# model call
+  3``) up to a count it predicts.
 
 Run the scenario by name *after* the prediction, use a mystery
 (``labkit.teaching.predict.mystery``), or describe the script by its steps only;
@@ -194,6 +197,34 @@ def content_words(text: str) -> frozenset[str]:
 
 def _comments(source: str) -> str:
     return " ".join(line.split("#", 1)[1] for line in source.splitlines() if "#" in line)
+
+
+NUMBERED_MODEL_CALL = re.compile(r"\bmodel call (\d+)\b", re.I)
+
+
+def _counts(source: str) -> set[int]:
+    """Every integer of 2 or more the predict cell assigns, one guess or one per label (``{"simple": 3}``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            for leaf in ast.walk(node.value):
+                if isinstance(leaf, ast.Constant) and type(leaf.value) is int and leaf.value >= 2:
+                    found.add(leaf.value)
+    return found
+
+
+def _numbered_model_calls(item: Prediction, code: list[str], source: str) -> list[str]:
+    """A setup comment that numbers the model calls (``# model call 3``) up to a model-call count it predicts."""
+    if not any("model_call" in name for name in item.predicts):
+        return []
+    numbers = {int(n) for text in code for n in NUMBERED_MODEL_CALL.findall(_comments(text))}
+    if numbers and max(numbers) in _counts(source):
+        return [f"looks up: a setup comment numbers the model calls up to {max(numbers)}, a count it predicts"]
+    return []
 
 
 def _statuses(values: tuple[object, ...]) -> list[str]:
@@ -398,6 +429,7 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
                 calls=_named_calls("\n".join(text for _, text in section(cells, index))),
             )
             item.problems += _lookups(item, cells, index, goals)
+            item.problems += _numbered_model_calls(item, code, cell.source)
             calls = [call for source in code for call in _run_calls_with_a_name(source, names)]
             if calls:
                 item.problems.append(f"runs a scenario by name before the prediction: {', '.join(calls)}")

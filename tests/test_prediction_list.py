@@ -265,6 +265,32 @@ def test_the_same_case_as_an_earlier_prediction_or_folded_answer_breaks_the_rule
     assert "repeats the case of 02_two.ipynb cell c3 (same calls, same answer)" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("comments", "broken"),
+    [
+        (["# model call 1 asks for this", "# model call 2", "# model call 3: text"], True),
+        (["", "", "# text, no tool call"], False),
+        (["# model call 1", "# model call 2", ""], False),  # numbered up to 2, the count asked is 3
+    ],
+)
+def test_setup_comments_that_number_the_model_calls_up_to_the_count_break_the_rule(tmp_path, comments, broken):
+    steps = ['labkit.Call("read_ticket", {"input": 42}),', 'labkit.Call("finish_review", {"input": 42}),', '"Done.",']
+    script = "\n".join(f"    {step}  {note}".rstrip() for step, note in zip(steps, comments, strict=True))
+    chapter(
+        tmp_path,
+        "01_one.ipynb",
+        [
+            code(f"reviewer = [\n{script}\n]"),
+            predict('my_status = "Completed"\nmy_model_calls = {"simple": 3, "harness": 3}'),
+            check(),
+        ],
+    )
+    done = listing(tmp_path)
+    found = "looks up: a setup comment numbers the model calls up to 3" in done.stdout
+    assert found is broken, done.stdout
+    assert (done.returncode == 1) is broken, done.stdout
+
+
 def test_the_chapters_follow_the_rule_and_the_list_in_the_docs_is_current():
     done = listing(ROOT, "--check")
     assert "out of date" not in done.stdout, done.stdout
