@@ -190,6 +190,12 @@ _LABELS = frozenset(
         NP_("label", "found"),
         NP_("label", "bodies run by the SDK alone"),
         NP_("label", "same status"),
+        NP_("label", "finished"),
+        NP_("label", "Middleware count"),
+        NP_("label", "tool spans"),
+        NP_("label", "outcomes"),
+        NP_("label", "consulted"),
+        NP_("label", "wrote nothing"),
     }
 )
 """The labels said in English by the chapters and the checks: each is shown in the notebook's language."""
