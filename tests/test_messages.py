@@ -296,6 +296,41 @@ def test_every_label_the_chapters_compare_is_shown_in_french(monkeypatch: pytest
     assert all(i18n.label(label) == label for label in i18n._LABELS)
 
 
+def _compare_meanings() -> dict[str, str]:
+    """Every literal ``meaning=`` the chapters' code passes to ``labkit.compare``, with a chapter it is in."""
+    import nbformat
+
+    found = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and "compare(" in cell.source:
+                for match in re.finditer(r'meaning=\s*"([^"]+)"', cell.source):
+                    found.setdefault(match[1], path.name)
+    return found
+
+
+def test_every_meaning_the_chapters_give_compare_is_one_it_reads(monkeypatch: pytest.MonkeyPatch):
+    """A chapter's ``meaning=`` is a form :mod:`labkit.teaching.reasons` reads (never shown raw), in French too."""
+    from labkit.core.events import EventKind
+    from labkit.teaching.reasons import NAMED_MEANINGS, reasons
+
+    meanings = _compare_meanings()
+    assert {"exit code", "bodies"} <= set(meanings), "the chapters' meanings are found"
+    kinds = set(EventKind._value2member_map_)
+    read = {"exit code", "status"} | kinds | {f"{kind} count" for kind in kinds} | set(NAMED_MEANINGS)
+    unknown = {text: where for text, where in meanings.items() if text not in read}
+    assert not unknown, f"meanings reasons.py does not read (add them to NAMED_MEANINGS): {unknown}"
+    for language in ("en", "fr"):
+        monkeypatch.setenv(i18n.ENV, language)
+        for name, sentence in NAMED_MEANINGS.items():
+            (line,) = reasons("n", 3, 4, name)
+            shown = i18n._(sentence)
+            assert line.endswith(shown), line
+            assert (shown != sentence) == (language == "fr"), f"{language}: {shown}"
+    (own,) = reasons("n", 3, 4, "my own words")
+    assert own.endswith("my own words"), "a learner's own sentence is shown as given"
+
+
 def test_compare_shows_its_label_in_french_and_records_it_in_english(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from labkit.teaching import progress as progress_module
 

@@ -85,14 +85,12 @@ _COUNT_MEANINGS: dict[str, str] = {
 
 
 NAMED_MEANINGS: dict[str, str] = {
-    "read_ticket ran": N_("whether read_ticket's body ran: a call's body runs only once the guard admitted it"),
     "finish_review ran": N_(
         "whether finish_review's body ran: that is the host condition, whatever the model's text says"
     ),
     "bodies": N_("the bodies that ran: an admitted attempt runs its body, a refused call never does"),
     "attempts": N_("every attempt the guard admitted counts, whatever its body did; a refused call counts nothing"),
     "text kept": N_("a run the host stopped withholds the model's text; a run that ended by itself keeps it"),
-    "chat spans": N_("one chat span per model call the loop made"),
     "execute_tool spans": N_("one execute_tool span per tool call the loop invoked, refused or not"),
     "preemptions": N_("the fewest preemptions (switches while the running thread could go on) that break the guard"),
     "bodies under max_turns": N_("max_turns bounds model calls only: every body of every turn runs"),
