@@ -598,6 +598,11 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
                 "no model call failed to connect: model call {n} was still waiting for its answer"
                 " when the run stopped (chapter 7)"
             ).format(n=made)
+        if actual == RunStatus.MODEL_BUDGET:  # the call a script might have failed was refused, never sent
+            return _(
+                "every model call made got an answer, and the one the model-call budget refused was never sent:"
+                " it could not fail to connect (chapter 7)"
+            )
         return _("every model call got an answer: none failed to connect (chapter 7)")
     if said == RunStatus.COMPLETED and actual.is_stop:
         return _("a run the host stopped is never Completed: its text is withheld (chapter 7)")

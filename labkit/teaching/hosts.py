@@ -101,4 +101,10 @@ def check_hosts(runs: Mapping[str, RunOutcome], endings: Mapping[str, int]) -> C
     result = check({ending: runs[ending] for ending in ran}, status=aimed, tool_calls=counts)
     if missing:
         print(_to_write(missing))
+    print(
+        _(
+            "for each host below, 'you said' is the status its name aims for and 'you counted' the ToolCall"
+            " count its ending asks for; a miss means: change that host's limits"
+        )
+    )
     return result
