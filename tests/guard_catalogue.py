@@ -558,6 +558,10 @@ class OtherLayout(GuardBase):
 
 
 class BodyInsideLock(GuardBase):
+    """Every answer right, but the body runs under the lock: a slow body holds every other call up."""
+
+    FAULT = "body_under_lock"
+
     def admit(self, call, body):
         key = labkit.signature(call.tool, call.arguments)
         with self.lock:
@@ -570,10 +574,11 @@ class BodyInsideLock(GuardBase):
 
 
 class BodyInLockReserveAfter(GuardBase):
-    """Runs the body inside the lock and reserves after it, in ``finally``: the chapter's order is reserve,
-    then run the body, but with the body inside the lock no other call can run until the reservation is
-    made, and a failed body is counted too, so no answer and no count shows the order. Right by what it
-    does (review C10-1's edge case); a bad habit all the same (a slow body holds every other call up)."""
+    """Runs the body inside the lock and reserves after it, in ``finally``: with the body inside the lock no
+    other call can run until the reservation is made, and a failed body is counted too, so no answer and
+    no count shows the order; the body started under the lock does (review C10-1's edge case)."""
+
+    FAULT = "body_under_lock"
 
     def admit(self, call, body):
         key = labkit.signature(call.tool, call.arguments)
@@ -623,14 +628,14 @@ class PausesEverywhere(Reference):
         return _finish(self, body)
 
 
+WRONG += [BodyInsideLock, BodyInLockReserveAfter]  # every answer right: the body ran under the lock
+
 RIGHT = [
     Reference,
     WithRLock,
     WithCondition,
     WithContextManager,
     OtherLayout,
-    BodyInsideLock,
-    BodyInLockReserveAfter,
     ReserveThenRollBack,
     PausesEverywhere,
 ]

@@ -10,7 +10,9 @@ does, never from where its author put a hint:
    (:class:`~labkit.teaching.capstone.rules.Rules`: labkit's guard, stated
    for one call at a time). A wrong answer is explained by the known faults
    that give exactly the learner's answers on every script, or else shown as
-   it ran.
+   it ran. A body must start outside the guard's locks (labkit runs it
+   after the reservation, outside the lock): a body started under one is
+   the fault ``body_under_lock``, whatever the answers.
 2. **Together.** Two threads call ``admit`` at once, in three races (the
    budget's last place, room for both, the same call twice; with three
    threads, the last two places too), under every schedule with at most two
@@ -267,6 +269,7 @@ class _Subject:
     watch: frozenset[str] | None = None
     written: set[str] = field(default_factory=set)
     reset: Callable[[], None] = lambda: None  # frees the module-level locks the check swapped in
+    body_under_lock: tuple[Script, tuple[str, ...]] | None = None  # the first script whose body ran locked
 
     def make(self, script: Script) -> Any:
         self.reset()
@@ -505,6 +508,9 @@ def _alone(
     ex.written = written
     ex.run()
     subject.written |= written
+    held = next((s.locks for s in ex.steps if s.op == "body" and s.locks), None)
+    if held and subject.body_under_lock is None:
+        subject.body_under_lock = (script, held)
     if ex.problem:
         return ex.problem
     if ex.errors[0] is not None:
@@ -1264,6 +1270,22 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
     if miscounted is not None:
         return GuardReport(
             guard_class.__name__, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone"
+        )
+    if subject.body_under_lock is not None:
+        script, held = subject.body_under_lock
+        return GuardReport(
+            guard_class.__name__,
+            (
+                _(
+                    "its body ran while it held {locks}: labkit runs the body outside the lock (chapter 4, step 3),"
+                    " so that a slow or stuck body holds up no other call; reserve under the lock, leave the"
+                    " `with` block, then call body()"
+                ).format(locks=", ".join(held)),
+            ),
+            ("body_under_lock",),
+            (_("  on: {setting}; {calls}").format(setting=script.setting(), calls=", ".join(map(str, script.calls))),),
+            len(tried),
+            found_in="alone",
         )
     subject.watch = frozenset(subject.written)
     lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
