@@ -8,6 +8,7 @@ explores every schedule within its bound, so a verdict is the same on every run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -327,6 +328,44 @@ def test_a_python_without_threads_gets_one_line_saying_where_to_check(monkeypatc
         assert "\n" not in str(info.value) and "JupyterLab" in str(info.value)
     monkeypatch.undo()
     assert check_guard(catalogue.CheckOutsideLock).passed is False, "with threads, the check runs again"
+
+
+@pytest.mark.parametrize("late", ["PermissionDenied", "ToolBudget", "RepeatedCall"])
+def test_a_check_made_after_the_body_is_named_so_not_unexplained(late: str):
+    """One rule checked after ``body()`` instead of before: the answer is the rules' refusal, but the body ran."""
+
+    def refusal(guard, call, key, rule):
+        if rule == "PermissionDenied":
+            return call.capability not in guard.granted
+        if rule == "ToolBudget":
+            return guard.admitted >= guard.tool_calls
+        return guard.seen.get(key, 0) >= guard.repetitions
+
+    class CheckAfterBody(GuardBase):
+        def admit(self, call, body):
+            key = labkit.signature(call.tool, call.arguments)
+            with self.lock:
+                if self.cancelled:
+                    return "Cancelled"
+                for rule in ("PermissionDenied", "ToolBudget", "RepeatedCall"):
+                    if rule != late and refusal(self, call, key, rule):
+                        return rule
+                refused_late = refusal(self, call, key, late)
+                if not refused_late:
+                    self.admitted += 1
+                    self.seen[key] = self.seen.get(key, 0) + 1
+            if refused_late:  # the late rule's answer comes after the body ran
+                with contextlib.suppress(Exception):
+                    body()
+                return late
+            result = body()
+            return "Cancelled" if self.cancelled else result
+
+    report = check_guard(CheckAfterBody)
+    assert not report.passed
+    text = str(report)
+    assert f"your guard refused it: {late}, after running its body; the rules: refused it:" in " ".join(text.split())
+    assert f"got the rules' answer, {late}, but only after its body ran" in " ".join(text.split()), text
 
 
 def test_notebooks_written_for_the_earlier_harness_still_run():

@@ -1395,6 +1395,13 @@ def _report_alone(
         details = []  # every call got the same non-answer: no call to show
     elif answers[k][0].startswith(("raised", "returned")):
         problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
+    elif answers[k][0] == right[k][0] and answers[k][0] in REFUSAL.values() and answers[k][1] > right[k][1]:
+        problems = (  # the right refusal, but the body ran before it: the checks came too late
+            _(
+                "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
+                " no body, so every check comes before body()"
+            ).format(status=answers[k][0]),
+        )
     else:
         problems = (_("this call got another answer than the rules give (no known mistake explains every answer)"),)
         books = _books_before(subject, script, k, kept_books)
