@@ -209,9 +209,9 @@ _SAME_CALL = re.compile(
     r"^(the [a-z -]+?) would also have refused that call \((.+)\), but the guard asks (the [a-z -]+?) first"
 )
 _LATER = re.compile(
-    r"^had (?:that stop|those stops) not ended the run, (the [a-z -]+?) would have refused (.+) later \((.+)\)$"
+    r"^without (?:the [a-z -]+?|those stops' rules), (the [a-z -]+?) would have refused (.+) later \((.+)\)$"
 )
-_ENDED = re.compile(r"^had (?:that stop|those stops) not ended the run, the deadline would have ended it \((.+)\)$")
+_ENDED = re.compile(r"^without (?:the [a-z -]+?|those stops' rules), the deadline would have ended the run \((.+)\)$")
 _THEN = (
     (re.compile(r"^(\d+) of (\S+) attempts already admitted$"), "once {0} of {1} attempts had been admitted"),
     (

@@ -237,15 +237,15 @@ class Explanation:
         # every refusal before this one was lifted in the counterfactual run that found it
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
             if self.also.index(refusal) == 0:
-                line = _("had that stop not ended the run, {rule} would have ended it ({reason})")
+                line = _("without {first}, {rule} would have ended the run ({reason})")
             else:
-                line = _("had those stops not ended the run, {rule} would have ended it ({reason})")
-            return line.format(rule=refusal.name, reason=refusal.reason_then)
+                line = _("without those stops' rules, {rule} would have ended the run ({reason})")
+            return line.format(first=decided.name, rule=refusal.name, reason=refusal.reason_then)
         if self.also.index(refusal) == 0:
-            line = _("had that stop not ended the run, {rule} would have refused {attempt} later ({reason})")
+            line = _("without {first}, {rule} would have refused {attempt} later ({reason})")
         else:
-            line = _("had those stops not ended the run, {rule} would have refused {attempt} later ({reason})")
-        return line.format(rule=refusal.name, attempt=refusal.attempt, reason=refusal.reason_then)
+            line = _("without those stops' rules, {rule} would have refused {attempt} later ({reason})")
+        return line.format(first=decided.name, rule=refusal.name, attempt=refusal.attempt, reason=refusal.reason_then)
 
     def cause(self, said: str | None = None) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused.

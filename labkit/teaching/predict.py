@@ -499,8 +499,8 @@ def check(
         decided, with the run's numbers (e.g. ``"the tool budget decided: it
         refused read_ticket(input=5), 4 of 4 attempts already admitted"``), the
         rules that would also have refused (``"... would also have refused that
-        call ..., but the guard asks the tool budget first"``, or ``"without
-        that stop, ... would have refused model call 7 later"``), and why the
+        call ..., but the guard asks the tool budget first"``, or ``"without the
+        tool budget, ... would have refused model call 7 later"``), and why the
         guessed status did not happen, from the counters. Working out the
         "also" rules re-runs the same script (a few runs, each watched at most
         0.5 s); only after a wrong guess.
