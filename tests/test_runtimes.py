@@ -110,3 +110,21 @@ def test_importing_the_helper_loads_no_pandas():
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
         == "False"
     )
+
+
+def test_values_beside_outcomes_follow_each_outcome_by_identity_and_go_with_it():
+    """Two runs that compare equal keep their own values; a freed outcome's entry is dropped."""
+    import gc
+
+    from labkit.loops.running import BesideOutcomes
+
+    beside = BesideOutcomes()
+    first = labkit.run("incomplete")
+    second = first.model_copy()
+    assert first == second and hash(first) == hash(second) and first is not second, "a dict would merge them"
+    beside.put(first, "function")
+    beside.put(second, "workflow")
+    assert (beside.get(first), beside.get(second)) == ("function", "workflow")
+    del first
+    gc.collect()
+    assert len(beside._entries) == 1 and beside.get(second) == "workflow"

@@ -215,16 +215,39 @@ class Origin:
     concurrent_tool_calls: bool
 
 
-_origins: dict[int, tuple[weakref.ref, tuple[Any, ...]]] = {}  # per outcome alive: its Origin's fields
-_origins_lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome (_forget)
+class BesideOutcomes:
+    """Values kept beside run outcomes, by identity, for as long as each outcome lives (weakly).
+
+    An outcome is a pydantic model that compares by value, so a ``WeakKeyDictionary`` would merge
+    two equal runs: each entry is keyed by the outcome's id and holds a weak reference to it.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, Any]] = {}
+        self._lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome
+
+    def put(self, outcome: RunOutcome, value: Any) -> None:
+        with self._lock:
+            key = id(outcome)
+            self._entries[key] = (weakref.ref(outcome, functools.partial(self._forget, key)), value)
+
+    def get(self, outcome: RunOutcome) -> Any:
+        """The value kept beside ``outcome``, or ``None``."""
+        with self._lock:
+            entry = self._entries.get(id(outcome))
+        if entry is None or entry[0]() is not outcome:
+            return None
+        return entry[1]
+
+    def _forget(self, key: int, ref: weakref.ref) -> None:
+        """An outcome was freed: drop its entry (only its own: the id may serve a new outcome later)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] is ref:
+                del self._entries[key]
 
 
-def _forget(key: int, ref: weakref.ref) -> None:
-    """An outcome was freed: drop its entry (only its own: the id may serve a new outcome later)."""
-    with _origins_lock:
-        entry = _origins.get(key)
-        if entry is not None and entry[0] is ref:
-            del _origins[key]
+_origins = BesideOutcomes()  # per outcome alive: its Origin's fields
 
 
 def _remember(outcome: RunOutcome, setup: Setup) -> None:
@@ -240,9 +263,7 @@ def _remember(outcome: RunOutcome, setup: Setup) -> None:
         bool(getattr(agent, "stream", False)),
         bool(getattr(agent, "concurrent_tool_calls", False)),
     )  # the Origin itself is made when it is asked for: most outcomes are never asked
-    with _origins_lock:
-        key = id(outcome)
-        _origins[key] = (weakref.ref(outcome, functools.partial(_forget, key)), fields)
+    _origins.put(outcome, fields)
 
 
 def origin_of(outcome: RunOutcome) -> Origin | None:
@@ -250,8 +271,5 @@ def origin_of(outcome: RunOutcome) -> Origin | None:
 
     ``None`` too for an outcome built by hand or returned by :func:`run_agent` directly.
     """
-    with _origins_lock:
-        entry = _origins.get(id(outcome))
-    if entry is None or entry[0]() is not outcome:
-        return None
-    return Origin(*entry[1])
+    fields = _origins.get(outcome)
+    return None if fields is None else Origin(*fields)

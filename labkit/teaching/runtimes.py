@@ -40,9 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
-import threading
-import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -57,6 +54,7 @@ from ..loops.agents import HarnessAgent, SimpleAgent
 from ..loops.outcome import RunOutcome
 from ..loops.review import INSTRUCTIONS, PROMPT, ReviewTask
 from ..loops.runner import run_agent
+from ..loops.running import BesideOutcomes
 from ..loops.scenarios import ALL_CAPABILITIES
 from ..transports.chat import ChatRequest, CountingClient, Message, Transport
 from ..transports.scripted import Script, ScriptedTransport
@@ -252,15 +250,7 @@ def _model(model: Script | Transport) -> Transport:
     return ScriptedTransport(model)  # type: ignore[arg-type]
 
 
-_runtimes: dict[int, tuple[weakref.ref, str]] = {}  # one entry per outcome alive, gone with it
-_runtimes_lock = threading.RLock()  # re-entrant: a collection inside the lock may free an outcome (_forget)
-
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    with _runtimes_lock:
-        entry = _runtimes.get(key)
-        if entry is not None and entry[0] is ref:
-            del _runtimes[key]
+_runtimes = BesideOutcomes()  # one entry per outcome alive, gone with it
 
 
 def runtime_of(outcome: RunOutcome) -> str | None:
@@ -269,11 +259,8 @@ def runtime_of(outcome: RunOutcome) -> str | None:
     A hint reads it to say what is true of that runtime: a plain function or a workflow has no
     loop, and its text is what the host's code returned, not a model's words.
     """
-    with _runtimes_lock:
-        entry = _runtimes.get(id(outcome))
-    if entry is None or entry[0]() is not outcome:
-        return None
-    return entry[1]
+    runtime: str | None = _runtimes.get(outcome)
+    return runtime
 
 
 def _run(
@@ -289,9 +276,7 @@ def _run(
     tools = task.tools(scope)
     agent = make(CountingClient(model, scope), tools)
     outcome = run_sync(run_agent(agent, prompt, is_complete=task.is_complete))
-    with _runtimes_lock:
-        key = id(outcome)
-        _runtimes[key] = (weakref.ref(outcome, functools.partial(_forget, key)), runtime)
+    _runtimes.put(outcome, runtime)
     return outcome
 
 
