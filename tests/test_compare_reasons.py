@@ -3,9 +3,11 @@
 Guesses are generated (hypothesis) against values taken from real runs (the
 eight scenarios under both agents, and chapter 2's four runtimes): counts,
 exit codes, statuses, truth values, lists of them and one value per label. Each
-guess is the answer itself, or wrong by one, of another type (``"3"`` for
-``3``, ``True`` for ``1``), with spaces around it, in another case, or a list
-reordered, cut short or made longer. The oracle here never imports
+guess is the answer itself or the answer written another way (spaces around a
+text, another case, ``2.0`` or ``numpy.int64(2)`` for ``2``, ``numpy.True_``
+for ``True``, a tuple for a list: all right), or wrong by one, of another type
+(``"3"`` for ``3``, ``True`` for ``1``), or a list reordered, cut short or
+made longer. The oracle here never imports
 :mod:`labkit.teaching.reasons`: it knows which items differ, by position, and
 what each reason may claim:
 
@@ -14,8 +16,8 @@ what each reason may claim:
   once and no right one named;
 * a number's reason says how many too many or too few, and that number is the
   difference; an exit code's reason names only the two codes and what the
-  console's closed set says of them; a type, spaces or case is named only when
-  that is what differs;
+  console's closed set says of them; a type is named only when that is what
+  differs, and spaces or case never (a text differing only so is right);
 * with ``meaning="ModelCall"``/``"ToolCall"`` and the run, the reason names only
   what happened in that run (a refused call, a failed body, the runtime).
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -80,8 +83,22 @@ def _reasons(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("think: ")]
 
 
+def _truth(value: object) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
 def _wrong(said: object, was: object) -> bool:
-    return isinstance(said, bool) != isinstance(was, bool) or said != was
+    """The oracle's rule, written apart from labkit's: a truth value is never a number; texts differ
+    only when they differ once stripped and lowered; lists and tuples, item by item; dicts, per key."""
+    if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):
+        return len(said) != len(was) or any(_wrong(a, b) for a, b in zip(said, was, strict=True))
+    if isinstance(said, dict) and isinstance(was, dict):
+        return said.keys() != was.keys() or any(_wrong(said[k], was[k]) for k in was)
+    if _truth(said) != _truth(was):
+        return True
+    if isinstance(said, str) and isinstance(was, str):
+        return said.strip().lower() != was.strip().lower()
+    return bool(said != was)
 
 
 # -- guesses ------------------------------------------------------------------------------------------
@@ -92,9 +109,9 @@ def wrong_or_right(draw, answer: object) -> object:
     """A guess for ``answer``: itself, one off, another type, spaces, another case."""
     options: list[object] = [answer]
     if isinstance(answer, bool):
-        options += [not answer, int(answer), str(answer)]
+        options += [not answer, int(answer), str(answer), np.bool_(answer), np.bool_(not answer)]
     elif isinstance(answer, int):
-        options += [answer + 1, answer - 1, str(answer), float(answer) + 0.5]
+        options += [answer + 1, answer - 1, str(answer), float(answer) + 0.5, float(answer), np.int64(answer)]
         if answer in (0, 1):
             options.append(bool(answer))
     elif isinstance(answer, str):
@@ -107,7 +124,7 @@ def list_guess(draw, answer: list) -> list:
     """A list guess: item by item as above, or the answer reordered, cut short or made longer."""
     how = draw(st.sampled_from(["items", "reordered", "short", "long", "right"]))
     if how == "right" or not answer:
-        return list(answer)
+        return draw(st.sampled_from([list, tuple]))(answer)  # a tuple of the same items is the same answer
     if how == "reordered":
         return draw(st.permutations(answer))
     if how == "short":
@@ -116,7 +133,7 @@ def list_guess(draw, answer: list) -> list:
     if how == "long":
         at = draw(st.integers(0, len(answer)))
         return [*answer[:at], draw(wrong_or_right(answer[0])), *answer[at:]]
-    return [draw(wrong_or_right(item)) for item in answer]
+    return draw(st.sampled_from([list, tuple]))(draw(wrong_or_right(item)) for item in answer)
 
 
 # -- the oracle ---------------------------------------------------------------------------------------
@@ -130,10 +147,8 @@ def _positions(reason: str, what: str) -> list[int]:
 def scalar_problems(reason: str, said: object, was: object, meaning: str | None) -> list[str]:
     """What a reason about one value claims that is not so."""
     problems = []
-    if "has spaces" in reason and not (isinstance(said, str) and said.strip() == was):
-        problems.append("spaces named, not the difference")
-    if "upper and lower case" in reason and not (isinstance(said, str) and said.casefold() == str(was).casefold()):
-        problems.append("case named, not the difference")
+    if "has spaces" in reason or "upper and lower case" in reason:
+        problems.append("spaces or case named: a text differing only so is right")
     if "print alike" in reason and str(said) != str(was):
         problems.append("'print alike' for values that print otherwise")
     if "a truth value (True/False) and a number" in reason and not (said == was and type(said) is not type(was)):
@@ -188,13 +203,39 @@ def compare_problems(what: str, guess: object, answer: object, meaning: str | No
     return problems + _value_problems(what, guess, answer, reasons, meaning)
 
 
+def _left_over(short: list, long: list) -> list[int] | None:
+    """The positions (from 1) of ``long`` that ``short``'s items, matched first to first in order, leave
+    over; None when ``short`` is not ``long`` with items taken out."""
+    taken, j = [], 0
+    for item in short:
+        while j < len(long) and _wrong(item, long[j]):
+            j += 1
+        if j == len(long):
+            return None
+        taken.append(j)
+        j += 1
+    return [i + 1 for i in range(len(long)) if i not in taken]
+
+
+def _wrong_positions(said: list, was: list) -> list[int]:
+    """Which positions a list's reasons must name: an empty guess, every item of the answer; a guess that
+    is the answer with items left out (or added), those items' places; otherwise each position that differs."""
+    if not said:
+        return list(range(1, len(was) + 1))
+    if len(said) < len(was) and (left := _left_over(said, was)) is not None:
+        return left
+    if len(said) > len(was) and (added := _left_over(was, said)) is not None:
+        return added
+    return [
+        i + 1 for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or _wrong(said[i], was[i])
+    ]
+
+
 def _value_problems(what: str, said: object, was: object, reasons: list[str], meaning: str | None) -> list[str]:
     if not _wrong(said, was):
         return [f"a reason for a right value: {reasons}"] if reasons else []
-    if isinstance(said, list) and isinstance(was, list):
-        wrong = [
-            i + 1 for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or _wrong(said[i], was[i])
-        ]
+    if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):
+        wrong = _wrong_positions(list(said), list(was))
         named = [p for reason in reasons for p in _positions(reason, what)]
         problems = [] if sorted(named) == wrong else [f"positions {named} named, {wrong} are wrong: {reasons}"]
         if len(said) == len(was) and sorted(map(repr, said)) != sorted(map(repr, was)):

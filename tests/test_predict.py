@@ -435,19 +435,6 @@ def test_a_truth_value_never_passes_for_a_number_nor_the_reverse(truth: bool, as
     assert labkit.compare("exit code", number, number).right and labkit.compare("kept", truth, truth).right
 
 
-@settings(max_examples=80, deadline=None)
-@given(
-    answer=st.sampled_from(["CancelledError", "RepeatedCall", "None", "refused"]),
-    before=st.sampled_from(["", " ", "\t"]),
-    after=st.sampled_from(["", " ", "  ", "\n"]),
-)
-def test_an_answer_with_spaces_around_it_is_not_the_answer_and_says_why(answer: str, before: str, after: str):
-    said = before + answer + after
-    result = labkit.compare("caller gets", said, answer)
-    assert result.right == (said == answer)
-    assert ("has spaces the answer" in str(result)) == (said != answer)
-
-
 @settings(max_examples=120, deadline=None)
 @given(
     label=st.sampled_from(sorted(_RUNS)),

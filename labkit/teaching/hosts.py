@@ -86,7 +86,19 @@ def check_hosts(runs: Mapping[str, RunOutcome], endings: Mapping[str, int]) -> C
     Returns:
         the checks of the runs (:func:`labkit.check`, one block per host), preceded by a line
         naming the endings with no host yet; only that line when no host is written.
+
+    Raises:
+        InputError: a host is named after none of ``endings`` (a misspelt key of ``my_hosts``).
     """
+    unknown = [str(name) for name in runs if name not in endings]
+    if unknown:  # a misspelt host would otherwise be left out without a word
+        raise InputError(
+            ngettext(
+                "my_hosts has a host named {names}, which is none of the endings: {endings}",
+                "my_hosts has hosts named {names}, which are none of the endings: {endings}",
+                len(unknown),
+            ).format(names=", ".join(map(repr, unknown)), endings=", ".join(endings))
+        )
     missing = [ending for ending in endings if ending not in runs]
     if not runs:
         return Note(

@@ -39,7 +39,7 @@ from . import _inputs
 from . import progress as _progress
 from .i18n import N_, _
 from .i18n import label as _label
-from .reasons import MeaningError, check_meaning, is_sequence, reasons
+from .reasons import MeaningError, as_answer, check_meaning, is_sequence, is_truth, reasons, same
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -75,6 +75,7 @@ def _unguessed(value: object) -> bool:
 
 _LABEL_WIDTH = 15  # the narrowest label column; a longer label widens it
 _VALUE_WIDTH = 18  # the narrowest value column; a longer value widens it
+_LINE_WIDTH = 92  # JupyterLab's output area at 1300 px wraps a longer line, maybe mid-word: it goes on two lines
 
 
 def _widths(
@@ -82,7 +83,7 @@ def _widths(
 ) -> tuple[int, int]:
     """Column widths that fit every label and value of ``lines``, with at least two spaces after each."""
     label = max([_LABEL_WIDTH - 1, *(len(what) for what, _, _ in lines)]) + 1
-    values = [len(str(v)) for _, said, was in lines for v in (said, was) if not unguessed(v)]
+    values = [len(str(as_answer(v))) for _, said, was in lines for v in (said, was) if not unguessed(v)]
     return label, max([_VALUE_WIDTH - 1, *values]) + 1
 
 
@@ -96,17 +97,16 @@ def _line(
     label, value = widths or _widths([(what, said, was)], unguessed)
     if unguessed(said):
         return f"{what:<{label}} {_no_guess_text()}"
-    mark = _("right") if _same(said, was) else _("not this time")
+    mark = _("right") if same(said, was) else _("not this time")
+    said = as_answer(said)  # an exception class given for its name prints as the name
     you_said, it_was = _("you said"), _("it was")
-    return f"{what:<{label}} {you_said} {said!s:<{value}} {it_was} {was!s:<{value}} {mark}"
-
-
-def _same(said: object, was: object) -> bool:
-    """``said == was``, except that a truth value never equals a number: Python holds ``False == 0`` and
-    ``True == 1``, but an exit code guessed ``False`` or a yes/no guessed ``1`` is not the answer."""
-    if isinstance(said, bool) != isinstance(was, bool):
-        return False
-    return bool(said == was)
+    line = f"{what:<{label}} {you_said} {said!s:<{value}} {it_was} {was!s:<{value}} {mark}"
+    if len(line) <= _LINE_WIDTH:
+        return line
+    # too wide for a notebook's output area, which would wrap it mid-word: "it was" goes under
+    # "you said", and the verdict ends the second line
+    lead = max(len(you_said), len(it_was))
+    return f"{what:<{label}} {you_said:<{lead}} {said!s}\n{'':<{label}} {it_was:<{lead}} {was!s:<{value}} {mark}"
 
 
 def _event_text(event: EventGuess) -> str:
@@ -235,9 +235,9 @@ class Comparison(NamedTuple):
             return False
         if isinstance(self.said, Mapping) and isinstance(self.was, Mapping):
             return self.said.keys() == self.was.keys() and all(
-                self.said[key] is not Ellipsis and _same(self.said[key], self.was[key]) for key in self.was
+                self.said[key] is not Ellipsis and same(self.said[key], self.was[key]) for key in self.was
             )
-        return _same(self.said, self.was)
+        return same(self.said, self.was)
 
     def __str__(self) -> str:
         self = self._replace(what=_label(self.what))  # shown in the notebook's language (recorded in English)
@@ -259,7 +259,7 @@ class Comparison(NamedTuple):
                 text.extend(reasons(what, said, was, self.meaning, self.runs, key))
             return "\n".join(text)
         text = [_line(self.what, self.said, self.was, unguessed=_unguessed)]
-        if is_sequence(self.said) and is_sequence(self.was) and not _same(self.said, self.was):
+        if is_sequence(self.said) and is_sequence(self.was) and not same(self.said, self.was):
             # a wrong list, item by item: [1], [2], ... (an item one list has not shows as -)
             items = [
                 (f"{self.what} [{i + 1}]", _at(self.said, i), _at(self.was, i))
@@ -457,12 +457,24 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, a
     )
 
 
+class _NotAsked:
+    """The default of :func:`check`'s ``tool_calls`` and ``events``: not asked for. A default of its own,
+    so that a learner's ``my_tool_calls = None`` reads as no guess yet, never as "not asked" (which
+    would leave the count out and call the check right)."""
+
+    def __repr__(self) -> str:
+        return "<not asked>"
+
+
+NOT_ASKED: Any = _NotAsked()
+
+
 def check(
     outcome: RunOutcome | Mapping[str, RunOutcome],
     *,
     status: str | None = None,
-    tool_calls: int | None = None,
-    events: Sequence[tuple[str, str, int] | ControlEvent] | None = None,
+    tool_calls: int | None = NOT_ASKED,
+    events: Sequence[tuple[str, str, int] | ControlEvent] | None = NOT_ASKED,
     what: str | None = None,
     chapter: str | None = None,
 ) -> Check | Checks:
@@ -474,15 +486,15 @@ def check(
         status: the predicted status, e.g. ``"RepeatedCall"`` (a :class:`RunStatus`
             value); ``...`` or ``None`` means "no guess yet". With several outcomes,
             one guess for all or ``{label: status}``, one per run.
-        tool_calls: the predicted number of ``ToolCall`` events; ``...`` means
-            "no guess yet"; left out (``None``), the count is not asked for and
+        tool_calls: the predicted number of ``ToolCall`` events (a whole number: ``2`` or ``2.0``);
+            ``...`` or ``None`` means "no guess yet"; left out, the count is not asked for and
             only the status (and the events, if given) is judged. With several
             outcomes, one for all or ``{label: count}``.
         events: optional: the predicted events in order, as ``(kind, name,
             count)`` tuples, e.g. ``[("ModelCall", "model", 1),
             ("Middleware", "read_ticket", 1), ...]``; the printed check then
-            holds a line-by-line diff. ``None`` (default) leaves events out;
-            ``...`` means "no guess yet".
+            holds a line-by-line diff. Left out, events are not asked for;
+            ``...`` or ``None`` means "no guess yet".
         what: the prediction's name in your progress (:func:`labkit.progress`); default
             ``"status and ToolCall count"`` (``"status, ToolCall count and events"`` with events),
             told apart from other checks by the notebook cell it runs in.
@@ -513,8 +525,10 @@ def check(
             empty mapping, or a per-label guess names a label no run has (or is given
             for a single outcome). (``InputError`` is a ``ValueError``.)
     """
-    guess = _events_guess(events)
-    asked = tool_calls is not None  # None (the default): the count is not asked for; ``...``: asked, no guess yet
+    asked = tool_calls is not NOT_ASKED  # left out: the count is not asked for; ``...`` or None: asked, no guess yet
+    tool_calls = None if not asked else tool_calls
+    events_asked = events is not NOT_ASKED
+    guess = _events_guess(... if events is None else events) if events_asked else None
     result: Check | Checks
     if isinstance(outcome, Mapping):
         pairs = _inputs.outcomes(outcome, "check")
@@ -526,10 +540,11 @@ def check(
     else:
         if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
             raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
-        _status_guess(status)
-        result = _check_one(_inputs.outcome(outcome, "check"), status, _count_guess(tool_calls), guess, asked)
+        result = _check_one(
+            _inputs.outcome(outcome, "check"), _status_guess(status), _count_guess(tool_calls), guess, asked
+        )
         attempted = result.guessed
-    label = what or _check_label(events is not None, asked)
+    label = what or _check_label(events_asked, asked)
     _progress.record("check", label, attempted=attempted, right=result.right, chapter=chapter)
     return result
 
@@ -541,17 +556,28 @@ def _check_label(events: bool, tool_calls: bool) -> str:
 
 
 def _status_guess(status: Any) -> Any:
-    if not _no_guess(status) and status not in RunStatus._value2member_map_:
+    """The status named by a guess, or the guess itself when there is none yet (``...``, ``None``).
+
+    A name is judged as :func:`~labkit.teaching.reasons.same` judges texts: ``"repeatedcall "``
+    names ``RepeatedCall``, since no two statuses differ only in case or spaces around them."""
+    if _no_guess(status):
+        return status
+    named = [s.value for s in RunStatus if same(status, s.value)] if isinstance(status, str) else []
+    if not named:
         raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
-    return status
+    return named[0]
 
 
 def _whole(value: Any) -> int | None:
-    """``value`` as an ``int`` when it is a whole number of any integer type (a numpy count from a table,
-    e.g. ``(events_frame(run)["kind"] == "ToolCall").sum()``, is one); ``None`` for a bool or anything else."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    """``value`` as an ``int`` when it is a whole number of any number type (a numpy count from a table,
+    e.g. ``(events_frame(run)["kind"] == "ToolCall").sum()``, is one, and so is ``2.0``); ``None`` for a
+    truth value, a fraction, NaN or anything else."""
+    if is_truth(value) or not isinstance(value, numbers.Real):
         return None
-    return int(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    whole = float(value)
+    return int(whole) if whole.is_integer() else None
 
 
 def _count_guess(tool_calls: Any) -> Any:
@@ -566,8 +592,7 @@ def _count_guess(tool_calls: Any) -> Any:
 def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], Any]) -> dict[str, Any]:
     """One guess for every label: the same guess for all, or ``{label: guess}`` (a missing label: no guess yet)."""
     if not isinstance(guess, Mapping):
-        valid(guess)
-        return dict.fromkeys(labels, guess)
+        return dict.fromkeys(labels, valid(guess))
     unknown = [str(label) for label in guess if label not in labels]
     if unknown:
         raise InputError(
@@ -617,9 +642,12 @@ def compare(
     Returns:
         A :class:`Comparison`; printed, one line (one per label; for a wrong list, one per item
         too), and after every wrong guess one ``think:`` line per wrong value or group of wrong
-        items: what differs (a type, spaces, case, order, items left out, how many too many), and
-        what the values mean when ``meaning`` says it. ``compare`` does not know where ``actual``
-        came from, so it names no cause the calling code did not give it.
+        items: what differs (a type, the order, items left out, how many too many), and what the
+        values mean when ``meaning`` says it. A guess is right when it means the answer
+        (:func:`labkit.teaching.reasons.same`): a text with spaces around it or in another case,
+        ``2.0`` or a numpy number for ``2``, a tuple for a list, an exception class for its name.
+        ``compare`` does not know where ``actual`` came from, so it names no cause the calling code
+        did not give it.
 
     Raises:
         InputError: ``meaning`` is not a text, or ``runs`` is given without an event kind as

@@ -2,8 +2,8 @@
 
 :func:`labkit.compare` gets a guess and the value that happened, and nothing
 else: it cannot know where the value came from. So every reason it gives is
-true of the two values alone (a difference of type, of spaces, of case, of
-order, how many too many, which items a list left out), and says what a value
+true of the two values alone (a difference of type, of order, how many too
+many, which items a list left out), and says what a value
 *means* only when the calling code says it (``meaning=``):
 
 * ``"exit code"``: a console exit code (the closed set of :mod:`labkit.cli`:
@@ -42,7 +42,17 @@ from ..loops.running import origin_of
 from ..transports.chat import Role
 from .i18n import N_, _, ngettext
 
-__all__ = ["EXIT_MEANINGS", "STATUS_MEANINGS", "MeaningError", "check_meaning", "is_sequence", "reasons"]
+__all__ = [
+    "EXIT_MEANINGS",
+    "STATUS_MEANINGS",
+    "MeaningError",
+    "as_answer",
+    "check_meaning",
+    "is_sequence",
+    "is_truth",
+    "reasons",
+    "same",
+]
 
 _EXIT_FRAMEWORK = 70  # labkit.cli.EXIT_FRAMEWORK (the console is not imported for one number)
 
@@ -128,14 +138,14 @@ def is_sequence(value: object) -> bool:
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+    return isinstance(value, numbers.Number) and not is_truth(value)
 
 
 def _kind(value: object) -> str:
     """The kind of a value in a learner's words: ``"a truth value"``, ``"a number"``, ``"a text"``..."""
     if value is None:
         return _("no value")
-    if isinstance(value, bool):
+    if is_truth(value):
         return _("a truth value")
     if _number(value):
         return _("a number")
@@ -145,13 +155,49 @@ def _kind(value: object) -> str:
         return _("a list")
     if isinstance(value, Mapping):
         return _("one value per label")
-    return type(value).__name__
+    if isinstance(value, type):
+        return _("a class")
+    return _("a {type} object").format(type=type(value).__name__)
 
 
-def _same(said: object, was: object) -> bool:
-    if isinstance(said, bool) != isinstance(was, bool):
+def is_truth(value: object) -> bool:
+    """``True`` or ``False``, Python's or numpy's (a pandas ``.any()`` gives ``np.True_``, not a ``bool``)."""
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))
+
+
+def as_answer(value: object) -> object:
+    """An exception class or instance as its name (``asyncio.CancelledError`` answers ``"CancelledError"``)."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value.__name__
+    return type(value).__name__ if isinstance(value, BaseException) else value
+
+
+def same(said: object, was: object) -> bool:
+    """Whether a guess is the answer, as a reader judges it, not only as ``==`` does.
+
+    * a truth value never equals a number (Python holds ``True == 1``, but a yes/no guessed ``1``
+      or an exit code guessed ``False`` is not the answer);
+    * texts are the same when they differ only in spaces around them or in upper and lower case
+      (``"repeatedcall "`` names ``RepeatedCall``: no answer of the course differs from another
+      only so);
+    * a list and a tuple with the same items in the same order are the same answer, as are two
+      mappings with the same keys and the same values;
+    * an exception class or instance is its name.
+    """
+    said, was = as_answer(said), as_answer(was)
+    if is_truth(said) != is_truth(was):
         return False
-    return bool(said == was)
+    if isinstance(said, str) and isinstance(was, str):
+        return said.strip().casefold() == was.strip().casefold()
+    if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):  # is_sequence, spelt for mypy
+        return len(said) == len(was) and all(same(a, b) for a, b in zip(said, was, strict=True))
+    if isinstance(said, Mapping) and isinstance(was, Mapping):
+        return said.keys() == was.keys() and all(same(said[key], was[key]) for key in was)
+    try:
+        return bool(said == was)
+    except (TypeError, ValueError):  # an array compared item by item has no one truth value
+        return False
 
 
 def _one(value: object) -> str:
@@ -305,14 +351,8 @@ def _statuses(said: object, was: object) -> str | None:
 
 def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: object) -> str:
     """The one reason a single wrong value gets, without its ``think: what:`` prefix."""
-    if isinstance(said, str) and isinstance(was, str):
-        if said.strip() == was.strip():
-            return _("your answer {said!r} has spaces the answer {was!r} has not").format(said=said, was=was)
-        if said.casefold() == was.casefold():
-            return _("your answer {said!r} differs from {was!r} only in upper and lower case").format(
-                said=said, was=was
-            )
-    if isinstance(said, bool) != isinstance(was, bool) and said == was:
+    said, was = as_answer(said), as_answer(was)  # an exception given for its name is judged by the name
+    if is_truth(said) != is_truth(was) and said == was:
         return _(
             "you said {said!r} ({said_type}), it was {was!r} ({was_type}):"
             " a truth value (True/False) and a number are different answers"
@@ -335,7 +375,7 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
         )
     elif _number(said):
         line = _difference(said, was)
-    elif isinstance(said, bool):
+    elif is_truth(said):
         line = _("it was {was}, not {said}").format(was=was, said=said)
     elif isinstance(said, str):
         line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
@@ -352,9 +392,7 @@ def _items(
     what: str, said: Sequence[Any], was: Sequence[Any], meaning: str | None, runs: object, label: object
 ) -> list[str]:
     """One reason per wrong item of a list, by position (from 1); items with the same reason share a line."""
-    wrong = [
-        i for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or not _same(said[i], was[i])
-    ]
+    wrong = [i for i in range(max(len(said), len(was))) if i >= len(said) or i >= len(was) or not same(said[i], was[i])]
     if not wrong:
         return []
 
@@ -365,31 +403,27 @@ def _items(
 
     if len(said) == len(was) and Counter(map(repr, said)) == Counter(map(repr, was)):
         return [line(wrong, _("the same items as the answer in another order: the order is part of it"))]
+    if not said:
+        text = ngettext(
+            "your list is empty; the answer has {m} item", "your list is empty; the answer has {m} items", len(was)
+        ).format(m=len(was))
+        return [line(range(len(was)), text, *was)]
     if len(said) < len(was) and _subsequence(said, was):
-        missing = _missing(said, was)
-        return [
-            line(
-                wrong,
-                ngettext(
-                    "you left out {items}: the items you gave follow the answer's order",
-                    "you left out {items}: the items you gave follow the answer's order",
-                    len(missing),
-                ).format(items=", ".join(f"{_one(was[i])} {_positions([i])}" for i in missing)),
-                *(was[i] for i in missing),
-            )
-        ]
+        missing = _missing(said, was)  # positions in the answer
+        text = ngettext(
+            "you left out {items}; the item you gave is in the answer, in its place",
+            "you left out {items}; the {n} items you gave are in the answer, in its order",
+            len(said),
+        ).format(items=", ".join(_one(was[i]) for i in missing), n=len(said))
+        return [line(missing, text, *(was[i] for i in missing))]
     if len(said) > len(was) and _subsequence(was, said):
-        extra = _missing(was, said)
-        return [
-            line(
-                wrong,
-                ngettext(
-                    "{items} is not in the answer: the other items you gave follow its order",
-                    "{items} are not in the answer: the other items you gave follow its order",
-                    len(extra),
-                ).format(items=", ".join(f"{_one(said[i])} {_positions([i])}" for i in extra)),
-            )
-        ]
+        extra = _missing(was, said)  # positions in your list
+        text = ngettext(
+            "{items} is not in the answer; the other items you gave are, in its order",
+            "{items} are not in the answer; the other items you gave are, in its order",
+            len(extra),
+        ).format(items=", ".join(_one(said[i]) for i in extra))
+        return [line(extra, text)]
     groups: dict[str, list[int]] = {}
     for i in wrong:
         if i >= len(said):
@@ -423,14 +457,14 @@ def _with_meaning(text: str, was: Any, meaning: str | None, runs: object, label:
 
 def _subsequence(short: Sequence[Any], long: Sequence[Any]) -> bool:
     it = iter(long)
-    return all(any(_same(s, x) for x in it) for s in short)
+    return all(any(same(s, x) for x in it) for s in short)
 
 
 def _missing(short: Sequence[Any], long: Sequence[Any]) -> list[int]:
     """The positions of ``long`` the items of ``short`` (a subsequence of it) do not take, first match first."""
     taken, j = [], 0
     for s in short:
-        while not _same(long[j], s):
+        while not same(long[j], s):
             j += 1
         taken.append(j)
         j += 1
@@ -442,7 +476,7 @@ def reasons(
 ) -> list[str]:
     """The ``think:`` lines for one wrong value (``[]`` when it is right): one line for a single value,
     one per group of wrong items for a list (see the module's docstring)."""
-    if _same(said, was):
+    if same(said, was):
         return []
     if is_sequence(said) and is_sequence(was):
         return _items(what, said, was, meaning, runs, label)
@@ -465,6 +499,6 @@ def reasons(
                 what=what, key=key, reason=_scalar(said[key], was[key], meaning, runs, label)
             )
             for key in was
-            if not _same(said[key], was[key])
+            if not same(said[key], was[key])
         ]
     return [_("think: {what}: {reason}").format(what=what, reason=_scalar(said, was, meaning, runs, label))]
