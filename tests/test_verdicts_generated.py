@@ -53,6 +53,17 @@ FAST = settings(
 )
 SLOW = settings(FAST, max_examples=400)
 
+def _joined(printed: str) -> list[str]:
+    """The printed lines, a line too wide for the output area put back on one line ("it was" under "you said")."""
+    lines: list[str] = []
+    for line in printed.splitlines():
+        if lines and line.startswith(" ") and "it was" in line and "it was" not in lines[-1]:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 GUESS_STATUS = st.one_of(st.sampled_from(kit.STATUSES), st.just("actual"), st.just(...))
 GUESS_COUNT = st.one_of(st.integers(-1, 2), st.just(...))  # an offset from the actual count, or no guess
 
@@ -334,7 +345,8 @@ def verdict_problems(
     facts = kit.facts(outcome, task, plan)
     if facts.count != outcome.count("ToolCall"):  # the oracle itself: one ToolCall event per body run
         return [f"the bodies ran {facts.count} times, {outcome.count('ToolCall')} ToolCall events"]
-    result = labkit.check(outcome, status=said_status, tool_calls=said_count, events=said_events)
+    asked = {} if said_events is None else {"events": said_events}  # None here: events not asked for
+    result = labkit.check(outcome, status=said_status, tool_calls=said_count, **asked)
     status, count = outcome.status.value, outcome.count("ToolCall")
     actual_events = [(e.kind.value, e.name, e.count) for e in outcome.events]
     guessed = said_status is not ... and said_count is not ... and said_events is not ...
@@ -574,7 +586,7 @@ def _alike(said: object, was: object) -> bool:
 def _compared(guess: object, actual: object) -> None:
     result = labkit.compare("n", guess, actual)
     printed = str(result)
-    reasons = [line for line in printed.splitlines() if line.startswith("think: ")]
+    reasons = [line for line in _joined(printed) if line.startswith("think: ")]
     if isinstance(guess, dict) and isinstance(actual, dict):
         every = set(guess) == set(actual) and all(_guessed(guess[k]) and guess[k] == actual[k] for k in actual)
         assert result.right == every, (guess, actual)
@@ -582,7 +594,7 @@ def _compared(guess: object, actual: object) -> None:
             assert not re.search(r"\d", printed), printed  # nothing guessed: the answer stays hidden
             return
         for label in actual:
-            line = next(line for line in printed.splitlines() if line.startswith(f"n [{label}]"))
+            line = next(line for line in _joined(printed) if line.startswith(f"n [{label}]"))
             said = guess.get(label, ...)
             if not _guessed(said):
                 assert "no guess yet" in line and "it was" not in line, line
@@ -597,7 +609,7 @@ def _compared(guess: object, actual: object) -> None:
     if not _guessed(guess):
         assert not re.search(r"\d", printed), printed
         return
-    assert printed.splitlines()[0].endswith("right" if guess == actual else "not this time"), printed
+    assert _joined(printed)[0].endswith("right" if guess == actual else "not this time"), printed
     assert len(reasons) == (0 if result.right else 1), printed  # one reason after every wrong guess
     if _alike(guess, actual):  # it prints like the answer: the reason names both types
         assert f"you said {guess!r} ({type(guess).__name__}), it was {actual!r} ({type(actual).__name__})" in reasons[0]
@@ -887,7 +899,7 @@ def test_a_guess_of_none_is_a_guess_that_prints_and_counts_as_one():
     in chapter 9 a learner who guessed ``my_recorded_stop = None`` (the stop reason the cell above
     printed) was told "no guess yet". ``None`` is a guess; only ``...`` is not."""
     result = labkit.compare("n", {"a": None, "b": 1}, {"a": None, "b": 1})
-    assert result.right and str(result).splitlines()[0].endswith("right")
+    assert result.right and _joined(str(result))[0].endswith("right")
     wrong = labkit.compare("recorded stop", None, "RepeatedCall")
     assert wrong.guessed and not wrong.right and "you said None" in str(wrong) and "not this time" in str(wrong)
     assert "no guess yet" in str(labkit.compare("recorded stop", ..., "RepeatedCall"))
