@@ -15,12 +15,25 @@ from typing import Any
 
 from ..loops.outcome import RunOutcome, RunStatus
 from . import one_line
-from .i18n import N_, _, ngettext
+from .i18n import N_, _, decimal, ngettext
 
-__all__ = ["run_live", "show_recorded", "show_tools", "show_transcript", "skipped", "summary"]
+__all__ = ["describe", "run_live", "show_recorded", "show_tools", "show_transcript", "skipped", "summary"]
 
 _RECORDED_ON = (N_("llama.cpp's llama-server, the tiny reviewer (make real-model)"),)
 """The recording's ``"recorded on"`` words (``labkit/teaching/data/live_complete.json``), shown translated."""
+
+
+def describe(profile: Any) -> str:
+    """A :class:`~labkit.LiveProfile` in one line: model, address, where the key comes from (never the key),
+    timeout and retries, as ``profile.describe()`` says it for the console, in the notebook's language."""
+    key = _("key from ${env}").format(env=profile.api_key_env) if profile.api_key_env else _("no key")
+    return _("model {model} at {url}, {key}, timeout {timeout} s, retries {retries}").format(
+        model=profile.model,
+        url=profile.base_url,
+        key=key,
+        timeout=decimal(profile.timeout_s),
+        retries=profile.max_retries,
+    )
 
 
 def show_tools(request: Any) -> None:
