@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.errors import ConfigurationError, MissingExtraError
 from ..loops.outcome import RunOutcome, RunStatus
 from . import one_line
 from .i18n import N_, _, decimal, ngettext
@@ -49,11 +50,12 @@ def run_live(name: str, profile: Any, **options: Any) -> RunOutcome | None:
     """Scenario ``name`` run against the server of ``profile`` (a :class:`~labkit.LiveProfile`), or ``None``,
     with one line saying why, when it cannot run: the live extra or its configuration is missing, no server
     answers at the profile's address, or the server answered with a failure before any tool ran."""
-    import labkit  # the package's front door; imported here, where a live run is asked for
+    from ..loops.runner import run
+    from ..transports.live import LiveTransport  # imported where a live run is asked for
 
     try:
-        outcome = labkit.run(name, transport=labkit.LiveTransport(profile), **options)
-    except (labkit.ConfigurationError, labkit.MissingExtraError) as exc:
+        outcome = run(name, transport=LiveTransport(profile), **options)
+    except (ConfigurationError, MissingExtraError) as exc:
         print(_("Not run: {reason}").format(reason=one_line(exc)))
         return None
     if outcome.status is RunStatus.PROVIDER_UNAVAILABLE and outcome.count("ToolCall") == 0:
