@@ -157,9 +157,11 @@ def cited(text: str, here: int | None = None) -> str:
     """``text`` with each chapter it cites after the chapter being run (``here``, by default :func:`chapter`)
     said as one still ahead: ``"(chapter 6)"`` becomes ``"(you will meet this in chapter 6)"`` in chapter 4;
     a chapter reached, or an unknown ``here``, leaves the citation as it is."""
+    if "chap" not in text:  # most messages cite no chapter: no need to find the one being run
+        return text
     if here is None:
         here = chapter()
-    if here is None or "chap" not in text:
+    if here is None:
         return text
     ahead = _catalogue(language()).gettext(N_("you will meet this in chapter {n}"))
 
