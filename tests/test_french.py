@@ -295,3 +295,96 @@ def test_a_new_comment_is_added_untranslated_by_update(copy_root: Path):
     assert (
         "cell two-steps, comment '# zzz entirely new words qqq': no French yet" in run("stale", root=copy_root).stdout
     )
+
+
+# -- one word per term, decimal commas: the French prose, comments, stored outputs and messages -----------
+
+import re  # noqa: E402
+
+from babel.messages.pofile import read_po  # noqa: E402
+
+MESSAGES = ROOT / "labkit" / "teaching" / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+_CODE_SPANS = (
+    re.compile(r"```.*?```", re.S),  # a code block
+    re.compile(r"`[^`\n]*`"),  # inline code
+    re.compile(r"\]\([^)]*\)"),  # a link's target
+    re.compile(r"<[^>\n]*>"),  # an HTML tag and its attributes
+)
+_DECIMAL_POINT = re.compile(r"(?<![\w.\-/=])\d+\.\d+(?![\w.])")
+_CODE_NUMBERS = frozenset({"42.0"})
+"""Numbers a French message writes as code although not in backticks: the JSON value ``42.0`` of chapter 5's
+signature messages (the model's text, as it was sent)."""
+
+
+def _prose(text: str) -> str:
+    for pattern in _CODE_SPANS:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def _french_texts() -> dict[str, str]:
+    """Every French text a learner reads outside code: each notebook's markdown and code comments, its printed
+    lines (stream outputs, without the console's own command lines), and every message of labkit's catalogue."""
+    texts: dict[str, str] = {}
+    for folder in ("notebooks-fr", "workbook-fr"):
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            for cell in nb.cells:
+                where = f"{folder}/{path.name} cell {cell.get('id')}"
+                if cell.cell_type == "markdown":
+                    texts[where] = _prose(cell.source)
+                    continue
+                if cell.cell_type != "code":
+                    continue
+                tokens = tokenize.generate_tokens(io.StringIO(cell.source).readline)
+                with_comments = [t.string for t in tokens if t.type == tokenize.COMMENT]
+                texts[f"{where} comments"] = "\n".join(with_comments)
+                printed = "".join(
+                    o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream"
+                )
+                lines = [line for line in printed.splitlines() if not line.startswith(("$ ", "labkit run"))]
+                texts[f"{where} output"] = "\n".join(lines)
+    with MESSAGES.open("rb") as handle:
+        for message in read_po(handle, locale="fr"):
+            if message.id:
+                forms = [message.string] if isinstance(message.string, str) else list(message.string)
+                texts[f"labkit.po {message.id!r}"] = _prose("\n".join(forms))
+    return texts
+
+
+def test_the_deadline_has_one_french_word():
+    """The glossary pairs deadline with a time limit for the whole run: the French edition says ``délai``
+    (a duration: ``deadline_s``), and the moment it runs out ``le délai expire``; never ``échéance`` too."""
+    texts = _french_texts()
+    both = {where: text for where, text in texts.items() if re.search(r"\béchéances?\b", text, re.I)}
+    assert not both, f"'échéance' beside 'délai': {sorted(both)}"
+    assert sum(bool(re.search(r"\bdélai\b", text)) for text in texts.values()) >= 20  # the rule reads something
+
+
+def test_french_prose_writes_decimals_with_a_comma():
+    texts = _french_texts()
+    found = {
+        where: numbers
+        for where, text in texts.items()
+        if (numbers := set(_DECIMAL_POINT.findall(text)) - _CODE_NUMBERS)
+    }
+    assert not found, f"a decimal point in French prose (write 0,5 s; code stays code): {found}"
+    assert _DECIMAL_POINT.findall(_prose("le délai est de 0.5 s, `deadline_s=0.5`")) == ["0.5"]  # it does see one
+
+
+def test_a_french_hint_writes_its_seconds_with_a_comma(monkeypatch: pytest.MonkeyPatch):
+    import dataclasses
+
+    import labkit
+
+    monkeypatch.setenv("LABKIT_LANGUAGE", "fr")
+    source = labkit.SCENARIOS["deadline"]
+    hung = labkit.run(dataclasses.replace(source, limits=source.limits.with_(deadline_s=0.05)))
+    done = labkit.run("complete")
+    lines = [
+        *labkit.check(hung, status="Completed").feedback,
+        *labkit.check(done, status="DeadlineExceeded").feedback,
+    ]
+    text = " ".join(lines)
+    assert "0,05 s" in text and "120 s" in text, text
+    assert not _DECIMAL_POINT.findall(text), text

@@ -148,7 +148,7 @@ def test_no_guard_order_feedback_when_the_other_rule_never_refuses():
     feedback = labkit.check(labkit.run("changing"), status="RepeatedCall", tool_calls=4).feedback
     text = " ".join(feedback)
     assert "asks the tool budget first" not in text and "repetition rule" not in text
-    assert "no call came again" in text
+    assert "no call asked for one of them again" in text
 
 
 @pytest.mark.parametrize(
@@ -383,12 +383,16 @@ def test_per_label_guesses_need_labelled_runs():
     ],
 )
 def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook, kept, dropped):
-    from labkit.teaching import progress as progress_module
+    """A chapter not reached yet is cited as one ahead ("you will meet this in chapter 6"), never as taught."""
+    from labkit.teaching import i18n
 
-    monkeypatch.setattr(progress_module, "_notebook_path", lambda shell: notebook)
+    monkeypatch.delenv(i18n.CHAPTER_ENV, raising=False)
+    monkeypatch.setattr(i18n, "notebook_path", lambda shell: notebook)
     feedback = " ".join(labkit.check(labkit.mystery("C").run(), status="Completed", tool_calls=2).feedback)
     assert "the tool budget decided" in feedback and "never Completed" in feedback
     assert all(ref in feedback for ref in kept) and not any(ref in feedback for ref in dropped), feedback
+    for ref in dropped:
+        assert f"(you will meet this in chapter {ref[-2]})" in feedback, feedback
 
 
 _RUNS = {

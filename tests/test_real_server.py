@@ -338,7 +338,9 @@ def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServe
         == "Completed (exit 0): 3 model calls, 2 tool calls\ntext: 'Review of ticket 42 finished.'\n"
     )
     assert "read_ticket {" in said["live-transcript"] and "finish_review {" in said["live-transcript"]
-    assert said["live-stream"] == "streamed: Completed (exit 0), events as the plain run: True\n"
+    assert said["live-stream"] == (
+        "Completed (exit 0): 3 model calls, 2 tool calls; the same events as the other run: yes\n"
+    )
     table = said["live-all"]
     for row in ("complete, live", "incomplete, live", "repeat, live", "changing, live"):
         assert re.search(rf"{row}\s+Completed\s+2\s+3\s+0", table), row

@@ -140,19 +140,33 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
         (r"^(\d+) of (\d+) tool attempts were used and no attempt came after them", (facts.count, limits.tool_calls)),
         (r"^only (\d+) of (\d+) model calls were made", (models, limits.model_calls)),
         (r"^(\d+) of (\d+) model calls were made and no call came after them", (models, limits.model_calls)),
+        (r"^each signature was admitted at most (\d+) times?, the limit,", (facts.most_repeated,)),
+        (r"^each signature was admitted at most (\d+) times?, the limit,", (limits.repetitions,)),
         (
-            r"^no call came again with a signature already admitted (\d+) time\(s\): the most attempts admitted"
-            r" for one signature was (\d+)",
+            r"^no signature reached the limit of (\d+) admitted attempts?: the most admitted for one was (\d+)",
             (limits.repetitions, facts.most_repeated),
         ),
+        (r"^no tool attempt was admitted: a signature is refused only after (\d+)", (limits.repetitions,)),
     ]
     problems = []
     for pattern, true in numeric:
         match = re.match(pattern, line)
         if match and tuple(int(g) for g in match.groups()) != true:
             problems.append(f"{line!r}: the run has {true}")
-    if line.startswith("no call came again") and facts.repeat_came:
+    repetition = (
+        "each signature was admitted",
+        "no signature reached",
+        "no tool attempt was admitted",
+        "repetitions=0",
+    )
+    if line.startswith(repetition) and facts.repeat_came:
         problems.append(f"{line!r}: a call did come again with a signature at its limit")
+    if line.startswith("no signature reached") and not 0 < facts.most_repeated < limits.repetitions:
+        problems.append(f"{line!r}: the most admitted for one signature was {facts.most_repeated}")
+    if line.startswith("no tool attempt was admitted") and facts.count:
+        problems.append(f"{line!r}: {facts.count} attempts were admitted")
+    if line.startswith("repetitions=0") and limits.repetitions:
+        problems.append(f"{line!r}: repetitions={limits.repetitions}")
     if "no attempt came after them" in line and "ToolBudget" in rules:
         problems.append(f"{line!r}: the tool budget refused, or would have")
     if "no call came after them" in line and "ModelBudget" in rules:
@@ -229,6 +243,7 @@ _THEN = (
         re.compile(r"^same signature, already admitted (\d+) of (\S+)$"),
         "once that signature had been admitted {0} of {1} times",
     ),
+    (re.compile(r"^(repetitions=0 admits no attempt of any signature)$"), "as {0}"),
     (re.compile(r"^(\d+) of (\S+) model calls already made$"), "once {0} of {1} model calls had been made"),
     (re.compile(r"^(\S+) s passed while (.+) was waiting$"), "after {0} s, while {1} would still have been waiting"),
     (re.compile(r"^needs (.+), not granted$"), "it needs {0}, not granted"),

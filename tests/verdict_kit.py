@@ -378,6 +378,8 @@ def refusal_numbers(run: RunOutcome, rule: str) -> tuple[str, str]:
         return attempt, f"needs {CAPABILITY.get(name, 'a capability')}, not granted"
     if rule == "ToolBudget":
         return attempt, f"{run.count('ToolCall')} of {limits.tool_calls} attempts already admitted"
+    if limits.repetitions == 0:  # the first attempt is refused: no "same signature" came before it
+        return attempt, "repetitions=0 admits no attempt of any signature"
     return attempt, f"same signature, already admitted {limits.repetitions} of {limits.repetitions}"
 
 

@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 from ..core.events import EventKind, StopReason
 from ..loops.outcome import RunOutcome, RunStatus
 from . import _inputs
-from .i18n import N_, _
+from .i18n import N_, _, decimal
 
 __all__ = [
     "LANES",
@@ -151,7 +151,7 @@ def counters_data(outcome: RunOutcome) -> list[CounterRow]:
         rows.append(CounterRow(name, rule.value, used, limit, decided, refused, label))
 
     decided = status is RunStatus.DEADLINE_EXCEEDED
-    label = f"{usage.elapsed_s:.2f} / {limits.deadline_s:g}"
+    label = f"{decimal(usage.elapsed_s, '.2f')} / {decimal(limits.deadline_s)}"  # a decimal comma in French
     rows.append(
         CounterRow(
             N_("seconds"),
@@ -333,7 +333,7 @@ def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
     if kind == StopReason.PROVIDER_UNAVAILABLE:
         return _("provider failed")
     return _("deadline passed: seconds {elapsed} of {deadline}").format(
-        elapsed=f"{outcome.usage.elapsed_s:.2f}", deadline=f"{limits.deadline_s:g}"
+        elapsed=decimal(outcome.usage.elapsed_s, ".2f"), deadline=decimal(limits.deadline_s)
     )
 
 

@@ -51,7 +51,7 @@ from ..loops.runner import Origin, Setup, origin_of, prepare, run
 from ..loops.scenarios import Scenario
 from ..transports.chat import PROVIDER_CANCELLED, Role, ToolCall
 from . import _inputs
-from .i18n import N_, _, ngettext
+from .i18n import N_, _, cited, decimal, ngettext
 
 __all__ = [
     "GUARD_ORDER",
@@ -147,6 +147,8 @@ class Refusal:
             return _("needs {capability}, not granted").format(capability=self.capability or _("a capability"))
         if self.rule == StopReason.TOOL_BUDGET:
             return _("{read} of {limit} attempts already admitted").format(read=self.read, limit=limit)
+        if self.rule == StopReason.REPEATED_CALL and self.limit == 0:
+            return _("repetitions=0 admits no attempt of any signature")
         if self.rule == StopReason.REPEATED_CALL:
             return _("same signature, already admitted {read} of {limit}").format(read=self.read, limit=limit)
         if self.rule == StopReason.MODEL_BUDGET:
@@ -162,6 +164,8 @@ class Refusal:
             return _("it needs {capability}, not granted").format(capability=self.capability or _("a capability"))
         if self.rule == StopReason.TOOL_BUDGET:
             return _("once {read} of {limit} attempts had been admitted").format(read=self.read, limit=limit)
+        if self.rule == StopReason.REPEATED_CALL and self.limit == 0:
+            return _("as repetitions=0 admits no attempt of any signature")
         if self.rule == StopReason.REPEATED_CALL:
             return _("once that signature had been admitted {read} of {limit} times").format(
                 read=self.read, limit=limit
@@ -176,8 +180,10 @@ class Refusal:
         """The refusal as the deciding cause, e.g. ``"the tool budget decided: read_ticket(input=5) came when ..."``."""
         if self.rule == StopReason.DEADLINE_EXCEEDED:
             return _("{rule} decided: {reason} (chapter 6)").format(rule=self.name, reason=self.reason)
-        return _("{rule} decided: it refused {attempt}, {reason} (chapter {chapter})").format(
-            rule=self.name, attempt=self.attempt, reason=self.reason, chapter=_CHAPTER[self.rule]
+        return cited(  # the chapter is known only now: cited as one taught, or one still ahead
+            _("{rule} decided: it refused {attempt}, {reason} (chapter {chapter})").format(
+                rule=self.name, attempt=self.attempt, reason=self.reason, chapter=_CHAPTER[self.rule]
+            )
         )
 
 
@@ -313,7 +319,7 @@ class Explanation:
 
 
 def _number(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}"
+    return "?" if value is None else decimal(value)
 
 
 def _stop_event(outcome: RunOutcome) -> tuple[int, ControlEvent] | None:
@@ -463,7 +469,7 @@ def _chain(origin: Origin, outcome: RunOutcome, decided: Refusal) -> tuple[tuple
             return tuple(also), _ended(result)
         if found.rule == StopReason.DEADLINE_EXCEEDED and watch < outcome.limits.deadline_s:
             return tuple(also), _("it was still running after {watch} s (not watched longer)").format(
-                watch=f"{watch:g}"
+                watch=decimal(watch)
             )
         if found.rule in loosened:
             return tuple(also), _("nothing else refused in {room} more attempts").format(room=ROOM)
@@ -547,13 +553,7 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said in explanation.rules:
         return None  # its refusal is already said
     if said == StopReason.REPEATED_CALL:
-        return ngettext(
-            "no call came again with a signature already admitted {limit} time: the most"
-            " attempts admitted for one signature was {most} (chapter 5)",
-            "no call came again with a signature already admitted {limit} times: the most"
-            " attempts admitted for one signature was {most} (chapter 5)",
-            limits.repetitions,
-        ).format(limit=limits.repetitions, most=usage.repetitions)
+        return _why_not_repeated(limits.repetitions, usage.repetitions)
     if said == StopReason.TOOL_BUDGET:
         if usage.tool_calls < limits.tool_calls:
             return _("only {used} of {limit} tool attempts were used (chapter 6)").format(
@@ -586,8 +586,13 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said == StopReason.PERMISSION_DENIED:
         return _why_not_permission(explanation.ungranted, _unknown_tools(outcome))
     if said == StopReason.DEADLINE_EXCEEDED:
+        elapsed = decimal(usage.elapsed_s, ".2f")
+        if float(f"{usage.elapsed_s:.2f}") >= limits.deadline_s:  # rounded up to it: "0.50 s of the 0.5 s" would clash
+            return _("the run ended just before its {deadline} s had passed (chapter 6)").format(
+                deadline=decimal(limits.deadline_s)
+            )
         return _("the run took {elapsed} s of the {deadline} s it had (chapter 6)").format(
-            elapsed=f"{usage.elapsed_s:.2f}", deadline=f"{limits.deadline_s:g}"
+            elapsed=elapsed, deadline=decimal(limits.deadline_s)
         )
     if said == RunStatus.PROVIDER_UNAVAILABLE:
         made = outcome.count("ModelCall")
@@ -611,6 +616,36 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said == RunStatus.INCOMPLETE and actual.is_stop:
         return _("Incomplete is a loop that ended by itself; this one was stopped (chapter 7)")
     return None
+
+
+def _why_not_repeated(limit: int, most: int) -> str:
+    """Why no call was refused as a repetition, from ``repetitions`` (``limit``) and the most attempts any one
+    signature had admitted (``most``): each case says one thing, so no number reads against another."""
+    if limit == 0:
+        return _(
+            "repetitions=0 refuses the first attempt of any signature, and no call was asked of that rule (chapter 5)"
+        )
+    if most == 0:
+        return ngettext(
+            "no tool attempt was admitted: a signature is refused only after {limit} admitted attempt (chapter 5)",
+            "no tool attempt was admitted: a signature is refused only after {limit} admitted attempts (chapter 5)",
+            limit,
+        ).format(limit=limit)
+    if most < limit:
+        return ngettext(
+            "no signature reached the limit of {limit} admitted attempt: the most admitted for one was {most}"
+            " (chapter 5)",
+            "no signature reached the limit of {limit} admitted attempts: the most admitted for one was {most}"
+            " (chapter 5)",
+            limit,
+        ).format(limit=limit, most=most)
+    return ngettext(
+        "each signature was admitted at most {limit} time, the limit, and no call asked for one of them again"
+        " (chapter 5)",
+        "each signature was admitted at most {limit} times, the limit, and no call asked for one of them again"
+        " (chapter 5)",
+        limit,
+    ).format(limit=limit)
 
 
 def _unknown_tools(outcome: RunOutcome) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from ..core.errors import InputError
 from ..core.events import ControlEvent
 from ..core.signature import NonFiniteNumber, canonical
 from ..loops.agents import CUT, UNKNOWN_TOOL
-from ..loops.outcome import RunOutcome
+from ..loops.outcome import RunOutcome, RunStatus, exit_code
 from . import _inputs
 from .i18n import N_, _, pgettext
 
@@ -32,6 +32,7 @@ __all__ = [
     "operations_frame",
     "outcomes_frame",
     "requests_frame",
+    "statuses_frame",
 ]
 
 WITHHELD = N_("(withheld)")
@@ -229,6 +230,18 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
     run = _("run")
     frame = pd.DataFrame(rows, columns=[run, _("status"), "ToolCall", "ModelCall", _("exit code"), _("text")])
     return frame.set_index(run)
+
+
+def statuses_frame() -> pd.DataFrame:
+    """Chapter 7's closed set of statuses: for each, whether the run keeps the model's text and its exit code.
+
+    Returns:
+        One row per :class:`~labkit.RunStatus`, in its order, indexed by ``status`` (the status names are
+        code), with the columns ``text`` (``"kept"`` for a run that ended by itself, ``"withheld"`` after
+        a stop; in the notebook's language) and ``exit code`` (the console's, :func:`labkit.exit_code`).
+    """
+    rows = [(status.value, _("withheld") if status.is_stop else _("kept"), exit_code(status)) for status in RunStatus]
+    return pd.DataFrame(rows, columns=["status", _("text"), _("exit code")]).set_index("status")
 
 
 def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:

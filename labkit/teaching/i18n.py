@@ -23,6 +23,13 @@ The language, first match wins:
    notebook's own folder;
 4. otherwise English.
 
+A message that cites a chapter, ``"(chapter 6)"``, cites it as where the rule was taught: in a
+chapter before it the citation reads ``"(you will meet this in chapter 6)"`` instead
+(:func:`cited`, applied to every message :func:`_`, :func:`ngettext` and :func:`pgettext` give).
+The chapter being run, first match wins: ``LABKIT_CHAPTER`` (a number), if set; the notebook being
+run, when the front end names it (``05_repetition_vs_progress.ipynb`` is chapter 5); otherwise it is
+not known, and every citation stays as written.
+
 Core-light: the standard library only.
 """
 
@@ -38,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CHAPTER_ENV",
     "ENV",
     "FRENCH_FOLDERS",
     "LANGUAGES",
@@ -45,6 +53,9 @@ __all__ = [
     "NP_",
     "N_",
     "_",
+    "chapter",
+    "cited",
+    "decimal",
     "label",
     "language",
     "ngettext",
@@ -54,6 +65,7 @@ __all__ = [
 ]
 
 ENV = "LABKIT_LANGUAGE"
+CHAPTER_ENV = "LABKIT_CHAPTER"
 LANGUAGES = ("en", "fr")
 FRENCH_FOLDERS = frozenset({"notebooks-fr", "workbook-fr", "my-workbook-fr"})
 LOCALE = Path(__file__).with_name("locale")
@@ -125,21 +137,64 @@ def _catalogue(lang: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, localedir=LOCALE, languages=[lang], fallback=True)
 
 
+def chapter() -> int | None:
+    """The number of the chapter being run (``5`` for ``05_repetition_vs_progress.ipynb``): ``LABKIT_CHAPTER``
+    if set, else the notebook the front end names; ``None`` when neither says (a script, an appendix, nbconvert)."""
+    chosen = os.environ.get(CHAPTER_ENV, "").strip()
+    if chosen.isdigit():
+        return int(chosen)
+    path = notebook_path(running_shell())
+    name = Path(path).name if path else ""
+    return int(name[:2]) if len(name) > 3 and name[:2].isdigit() and name[2] == "_" else None
+
+
+_CITATION = re.compile(r"(?P<open>\(|, )(?:chapter|chapitre) (?P<n>\d+)(?=[),;])")
+"""A chapter cited as where something is taught: ``(chapter 6)``, ``(chapter 4, step 3)``, ``(..., chapter 5)``;
+the French catalogue writes ``chapitre``."""
+
+
+def cited(text: str, here: int | None = None) -> str:
+    """``text`` with each chapter it cites after the chapter being run (``here``, by default :func:`chapter`)
+    said as one still ahead: ``"(chapter 6)"`` becomes ``"(you will meet this in chapter 6)"`` in chapter 4;
+    a chapter reached, or an unknown ``here``, leaves the citation as it is."""
+    if "chap" not in text:  # most messages cite no chapter: no need to find the one being run
+        return text
+    if here is None:
+        here = chapter()
+    if here is None:
+        return text
+    ahead = _catalogue(language()).gettext(N_("you will meet this in chapter {n}"))
+
+    def one(found: re.Match[str]) -> str:
+        n = int(found["n"])
+        return found[0] if n <= here else found["open"] + ahead.format(n=n)
+
+    return _CITATION.sub(one, text)
+
+
 def _(message: str) -> str:
-    """``message`` in the current :func:`language` (itself when it has no translation)."""
-    return _catalogue(language()).gettext(message)
+    """``message`` in the current :func:`language` (itself when it has no translation), its chapter
+    citations as :func:`cited` says them."""
+    return cited(_catalogue(language()).gettext(message))
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
     """``singular`` or ``plural`` for the number ``n``, in the current :func:`language` (French
-    counts 0 and 1 as singular, English only 1)."""
-    return _catalogue(language()).ngettext(singular, plural, n)
+    counts 0 and 1 as singular, English only 1), its chapter citations as :func:`cited` says them."""
+    return cited(_catalogue(language()).ngettext(singular, plural, n))
 
 
 def pgettext(context: str, message: str) -> str:
     """``message`` as used in ``context`` (one English word, two French ones: ``"permission"`` is a
     chart's row and, in a sentence, a check the guard asks), in the current :func:`language`."""
-    return _catalogue(language()).pgettext(context, message)
+    return cited(_catalogue(language()).pgettext(context, message))
+
+
+def decimal(value: float, spec: str = "g") -> str:
+    """``value`` formatted with ``spec`` (``format(0.5, "g")``) for a sentence in the current :func:`language`:
+    ``"0.5"`` in English, ``"0,5"`` in French (a decimal comma; a value inside code stays as Python writes it)."""
+    text = format(value, spec)
+    return text.replace(".", ",") if language() == "fr" else text
 
 
 def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)

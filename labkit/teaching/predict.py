@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import difflib
 import numbers
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -427,20 +426,6 @@ def _events_guess(events: Any) -> Any:
     return tuple(guess)
 
 
-_CHAPTER_REFERENCE = re.compile(r" \((?:chapter|chapitre) (\d+)\)")  # a hint in English or in French
-
-
-def _no_forward_references(lines: tuple[str, ...]) -> tuple[str, ...]:
-    """The feedback without its ``(chapter N)`` pointers to chapters after the one being run: a hint
-    cites where a rule is taught, and a chapter the learner has not reached teaches nothing yet."""
-    here = _progress.current_chapter()
-    if here is None:
-        return lines
-    return tuple(
-        _CHAPTER_REFERENCE.sub(lambda m: m.group(0) if int(m.group(1)) <= here else "", line) for line in lines
-    )
-
-
 def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, asked_tool_calls: bool = True) -> Check:
     said_status = None if _no_guess(status) else str(status)
     said_tools = None if _no_guess(tool_calls) or not asked_tool_calls else tool_calls
@@ -452,7 +437,7 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, a
         outcome.count("ToolCall"),
         events,
         _triples(outcome.events),
-        _no_forward_references(_feedback(outcome, said_status, said_tools, said_events)),
+        _feedback(outcome, said_status, said_tools, said_events),
         asked_tool_calls,
     )
 

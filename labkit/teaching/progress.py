@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .i18n import _
+from .i18n import chapter as _chapter
 from .i18n import label as _label
 from .i18n import notebook_path as _notebook_path
 from .i18n import running_shell as _shell
@@ -138,10 +139,9 @@ _seen_in_run: dict[tuple[Any, Any], dict[str, int]] = {}  # (cell, execution cou
 
 def current_chapter() -> int | None:
     """The number of the chapter being run (``5`` for ``05_repetition_vs_progress.ipynb``), when the
-    front end names the notebook; ``None`` otherwise (a script, an appendix, nbconvert)."""
-    notebook = _notebook_path(_shell())
-    name = Path(notebook).name if notebook else ""
-    return int(name[:2]) if len(name) > 3 and name[:2].isdigit() and name[2] == "_" else None
+    front end names the notebook or ``LABKIT_CHAPTER`` says it; ``None`` otherwise (a script, an appendix,
+    nbconvert): :func:`labkit.teaching.i18n.chapter`."""
+    return _chapter()
 
 
 def _locate(path: str | None) -> Path | None:

@@ -1,0 +1,129 @@
+"""No message printed in chapter K cites a chapter after K as one already taught.
+
+A hint names the chapter that taught its rule, ``"(chapter 6)"``; a learner in
+chapter 4 has not met it yet, so there the citation reads ``"(you will meet this
+in chapter 6)"`` (:func:`labkit.teaching.i18n.cited`, applied by ``_()``,
+``ngettext()`` and ``pgettext()``). The chapter being run comes from
+``LABKIT_CHAPTER`` or from the notebook the front end names
+(``05_repetition_vs_progress.ipynb``), as the language does.
+
+Execute-free: every message of the catalogue, in English and in French, and the
+hints of real runs (every scenario and mystery, every wrong guess; the bingo
+hints; the "also" refusals whose chapter is filled in after translation), are
+read in each chapter's context.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+import labkit
+from labkit.teaching import i18n
+from labkit.teaching.explain import explain, square_hint
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "labkit" / "teaching" / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
+CHAPTERS = range(1, 12)
+
+TAUGHT = re.compile(r"(?:\(|, |; )(?:chapter|chapitre) (\d+)")
+"""A chapter cited as where something was taught (not "you will meet this in chapter N")."""
+AHEAD = re.compile(r"(?:you will meet this in chapter|vous le verrez au chapitre) (\d+)")
+
+
+def _forward(text: str, here: int) -> list[str]:
+    return [m.group(0) for m in TAUGHT.finditer(text) if int(m.group(1)) > here]
+
+
+def _messages() -> list[tuple[str, str | None]]:
+    """(singular, plural or None) of every message of the catalogue."""
+    with CATALOGUE.open("rb") as handle:
+        catalogue = read_po(handle, locale="fr")
+    return [(m.id, None) if isinstance(m.id, str) else (m.id[0], m.id[1]) for m in catalogue if m.id]
+
+
+def _shown(singular: str, plural: str | None) -> list[str]:
+    if plural is None:
+        return [i18n._(singular)]
+    return [i18n.ngettext(singular, plural, n) for n in (0, 1, 2, 5)]
+
+
+def test_the_catalogue_cites_chapters():
+    """The test below reads something: the catalogue does cite chapters, some of them late ones."""
+    cited = [int(n) for s, p in _messages() for n in TAUGHT.findall(f"{s} {p or ''}")]
+    assert cited and max(cited) >= 7 and min(cited) <= 4
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("here", CHAPTERS)
+def test_no_message_cites_a_chapter_not_reached_as_taught(monkeypatch, language, here):
+    monkeypatch.setenv(i18n.ENV, language)
+    monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
+    for singular, plural in _messages():
+        for text in _shown(singular, plural):
+            assert not _forward(text, here), (here, language, text)
+            assert all(int(n) > here for n in AHEAD.findall(text)), (here, language, text)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_chapter_reached_is_cited_as_written(monkeypatch, language):
+    """In chapter 11 (every chapter reached), and where the chapter is not known, nothing is rewritten."""
+    monkeypatch.setenv(i18n.ENV, language)
+    monkeypatch.delenv(i18n.CHAPTER_ENV, raising=False)
+    unknown = [text for s, p in _messages() for text in _shown(s, p)]
+    monkeypatch.setenv(i18n.CHAPTER_ENV, "11")
+    last = [text for s, p in _messages() for text in _shown(s, p)]
+    assert unknown == last
+    assert not any(AHEAD.search(text) for text in last)
+
+
+def _runs() -> list[labkit.RunOutcome]:
+    runs = [labkit.run(name, agent=agent) for name in labkit.SCENARIOS for agent in ("simple", "harness")]
+    return runs + [labkit.mystery(key).run() for key in labkit.mysteries()]
+
+
+RUNS = _runs()
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("here", [1, 2, 4, 5, 6])
+def test_no_hint_of_a_run_cites_a_chapter_not_reached_as_taught(monkeypatch, language, here):
+    """check's lines after every wrong guess, and the bingo hints, in chapters before the ones they cite."""
+    monkeypatch.setenv(i18n.ENV, language)
+    monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
+    ahead = 0
+    for run in RUNS:
+        for status in labkit.RunStatus:
+            if status is run.status:
+                continue
+            lines = [*labkit.check(run, status=status.value, tool_calls=run.count("ToolCall") + 1).feedback]
+            lines.append(square_hint(explain(run), status))
+            for line in lines:
+                assert not _forward(line, here), (here, language, line)
+                ahead += bool(AHEAD.search(line))
+    assert ahead, "no hint cited a chapter ahead: the runs do not exercise the rule"
+
+
+def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatch):
+    from labkit.teaching import progress
+
+    monkeypatch.delenv(i18n.CHAPTER_ENV, raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert i18n.chapter() is None
+    monkeypatch.setenv("JPY_SESSION_NAME", "/somewhere/04_the_boundary_around_the_tool_body.ipynb")
+    assert i18n.chapter() == 4 == progress.current_chapter()
+    monkeypatch.setenv("JPY_SESSION_NAME", "/somewhere/appendix_a_real_model.ipynb")
+    assert i18n.chapter() is None
+    monkeypatch.setenv(i18n.CHAPTER_ENV, "9")
+    assert i18n.chapter() == 9
+    monkeypatch.setenv(i18n.ENV, "en")
+    assert i18n.cited("the deadline decided (chapter 6)") == "the deadline decided (chapter 6)"
+    assert i18n.cited("the deadline decided (chapter 6)", here=4) == (
+        "the deadline decided (you will meet this in chapter 6)"
+    )
+    assert i18n.cited("runs the body outside the lock (chapter 4, step 3)", here=3) == (
+        "runs the body outside the lock (you will meet this in chapter 4, step 3)"
+    )
