@@ -134,7 +134,7 @@ def problems_of(line: str, run: RunOutcome) -> list[str]:
         claim(before is None or before == int(m[1]), f"that signature had {before} admitted attempts")
     if m := re.search(r"\b(\d+) of (\d+) attempts already admitted", line):
         claim((int(m[1]), int(m[2])) == (tools, limits.tool_calls), f"{tools} of {limits.tool_calls}")
-    if m := re.search(r"\b(\d+) of (\d+) tool attempts were used", line):
+    if m := re.search(r"\b(\d+) of (\d+) tool attempts (?:was|were) used", line):
         claim((int(m[1]), int(m[2])) == (tools, limits.tool_calls), f"{tools} of {limits.tool_calls}")
         claim(("no attempt came after them" in line) == (tools == limits.tool_calls), "the budget's state")
     if m := re.search(r"\b(\d+) of (\d+) model calls (?:were|was) made", line):
@@ -203,3 +203,24 @@ def test_the_learner_s_example_reads_as_one_fact():
         "think: each signature was admitted at most 2 times, the limit, and no call asked for one of them again"
         " (chapter 5)"
     )
+
+
+@FAST
+@given(runs())
+def test_a_counterfactual_line_names_every_rule_it_lifted(drawn):
+    """"without X, Y would have refused ... later": the run that found Y ran without the deciding rule and
+    without every rule found before Y, so X names each of them (not "those stops' rules")."""
+    run, where = drawn
+    if run is None:
+        return
+    found = explain(run)
+    if found.decided is None:
+        return
+    for index, refusal in enumerate(found.also):
+        line = found.also_sentence(refusal)
+        if refusal.same_attempt:
+            continue
+        lifted = line.removeprefix("without ").split(", " + refusal.name, 1)[0]
+        named = [r.name for r in (found.decided, *found.also[:index])]
+        assert all(name in lifted for name in named), (where, line, named)
+        assert "those" not in lifted, (where, line)

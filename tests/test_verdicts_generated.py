@@ -136,10 +136,10 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
     limits = outcome.limits
     models = outcome.count("ModelCall")
     numeric = [
-        (r"^only (\d+) of (\d+) tool attempts were used", (facts.count, limits.tool_calls)),
-        (r"^(\d+) of (\d+) tool attempts were used and no attempt came after them", (facts.count, limits.tool_calls)),
-        (r"^only (\d+) of (\d+) model calls were made", (models, limits.model_calls)),
-        (r"^(\d+) of (\d+) model calls were made and no call came after them", (models, limits.model_calls)),
+        (r"^only (\d+) of (\d+) tool attempts (?:was|were) used", (facts.count, limits.tool_calls)),
+        (r"^(\d+) of (\d+) tool attempts (?:was|were) used and no attempt came after (?:it|them)", (facts.count, limits.tool_calls)),
+        (r"^only (\d+) of (\d+) model calls (?:was|were) made", (models, limits.model_calls)),
+        (r"^(\d+) of (\d+) model calls (?:was|were) made and no call came after (?:it|them)", (models, limits.model_calls)),
         (r"^each signature was admitted at most (\d+) times?, the limit,", (facts.most_repeated,)),
         (r"^each signature was admitted at most (\d+) times?, the limit,", (limits.repetitions,)),
         (
@@ -234,9 +234,11 @@ _SAME_CALL = re.compile(
     r"^(the [a-z -]+?) would also have refused that call \((.+)\), but the guard asks (the [a-z -]+?) first"
 )
 _LATER = re.compile(
-    r"^without (?:the [a-z -]+?|those stops' rules), (the [a-z -]+?) would have refused (.+) later \((.+)\)$"
+    r"^without the [a-z -]+?(?:(?:, | and )the [a-z -]+?)*, (the [a-z -]+?) would have refused (.+) later \((.+)\)$"
 )
-_ENDED = re.compile(r"^without (?:the [a-z -]+?|those stops' rules), the deadline would have ended the run \((.+)\)$")
+_ENDED = re.compile(
+    r"^without the [a-z -]+?(?:(?:, | and )the [a-z -]+?)*, the deadline would have ended the run \((.+)\)$"
+)
 _THEN = (
     (re.compile(r"^(\d+) of (\S+) attempts already admitted$"), "once {0} of {1} attempts had been admitted"),
     (

@@ -109,6 +109,13 @@ _CONDITIONS = (N_("finish_review succeeded"),)
 before its remark in brackets); another condition is shown as its scenario words it."""
 
 
+def _names(names: list[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"`` in the notebook's language."""
+    if len(names) < 2:
+        return "".join(names)
+    return _("{first} and {last}").format(first=", ".join(names[:-1]), last=names[-1])
+
+
 @dataclass(frozen=True)
 class Refusal:
     """One refusal by one rule: in the run, or in a counterfactual run of it.
@@ -240,18 +247,13 @@ class Explanation:
             return _(
                 "{rule} would also have refused that call ({reason}), but the guard asks {first} first (chapter 4)"
             ).format(rule=refusal.name, reason=refusal.reason, first=decided.name)
-        # every refusal before this one was lifted in the counterfactual run that found it
+        # every refusal before this one was lifted in the counterfactual run that found it: name them all
+        lifted = _names(list(dict.fromkeys(r.name for r in (decided, *self.also[: self.also.index(refusal)]))))
         if refusal.rule == StopReason.DEADLINE_EXCEEDED:
-            if self.also.index(refusal) == 0:
-                line = _("without {first}, {rule} would have ended the run ({reason})")
-            else:
-                line = _("without those stops' rules, {rule} would have ended the run ({reason})")
-            return line.format(first=decided.name, rule=refusal.name, reason=refusal.reason_then)
-        if self.also.index(refusal) == 0:
-            line = _("without {first}, {rule} would have refused {attempt} later ({reason})")
-        else:
-            line = _("without those stops' rules, {rule} would have refused {attempt} later ({reason})")
-        return line.format(first=decided.name, rule=refusal.name, attempt=refusal.attempt, reason=refusal.reason_then)
+            line = _("without {first}, {rule} would have ended the run ({reason})")
+            return line.format(first=lifted, rule=refusal.name, reason=refusal.reason_then)
+        line = _("without {first}, {rule} would have refused {attempt} later ({reason})")
+        return line.format(first=lifted, rule=refusal.name, attempt=refusal.attempt, reason=refusal.reason_then)
 
     def cause(self, said: str | None = None) -> str:
         """The cause in one clause: the deciding rule, or how the run ended when no rule refused.
@@ -556,12 +558,17 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
         return _why_not_repeated(limits.repetitions, usage.repetitions)
     if said == StopReason.TOOL_BUDGET:
         if usage.tool_calls < limits.tool_calls:
-            return _("only {used} of {limit} tool attempts were used (chapter 6)").format(
-                used=usage.tool_calls, limit=limits.tool_calls
-            )
-        return _(
+            return ngettext(
+                "only {used} of {limit} tool attempts was used (chapter 6)",
+                "only {used} of {limit} tool attempts were used (chapter 6)",
+                usage.tool_calls,
+            ).format(used=usage.tool_calls, limit=limits.tool_calls)
+        return ngettext(
+            "{used} of {limit} tool attempts was used and no attempt came after it:"
+            " a limit refuses the next attempt, never the last one admitted (chapter 6)",
             "{used} of {limit} tool attempts were used and no attempt came after them:"
-            " a limit refuses the next attempt, never the last one admitted (chapter 6)"
+            " a limit refuses the next attempt, never the last one admitted (chapter 6)",
+            usage.tool_calls,
         ).format(used=usage.tool_calls, limit=limits.tool_calls)
     if said == StopReason.MODEL_BUDGET:
         if explanation.runtime == "function":
@@ -575,13 +582,19 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
                 usage.model_calls,
             ).format(made=usage.model_calls, limit=limits.model_calls)
         if usage.model_calls < limits.model_calls:
-            return _(
+            return ngettext(
+                "only {made} of {limit} model calls was made; every follow-up"
+                " after tool results counts as one (chapter 6)",
                 "only {made} of {limit} model calls were made; every follow-up"
-                " after tool results counts as one (chapter 6)"
+                " after tool results counts as one (chapter 6)",
+                usage.model_calls,
             ).format(made=usage.model_calls, limit=limits.model_calls)
-        return _(
+        return ngettext(
+            "{made} of {limit} model calls was made and no call came after it:"
+            " a limit refuses the next call, never the last one made (chapter 6)",
             "{made} of {limit} model calls were made and no call came after them:"
-            " a limit refuses the next call, never the last one made (chapter 6)"
+            " a limit refuses the next call, never the last one made (chapter 6)",
+            usage.model_calls,
         ).format(made=usage.model_calls, limit=limits.model_calls)
     if said == StopReason.PERMISSION_DENIED:
         return _why_not_permission(explanation.ungranted, _unknown_tools(outcome))
