@@ -208,7 +208,7 @@ def test_the_learner_s_example_reads_as_one_fact():
 @FAST
 @given(runs())
 def test_a_counterfactual_line_names_every_rule_it_lifted(drawn):
-    """"without X, Y would have refused ... later": the run that found Y ran without the deciding rule and
+    """ "without X, Y would have refused ... later": the run that found Y ran without the deciding rule and
     without every rule found before Y, so X names each of them (not "those stops' rules")."""
     run, where = drawn
     if run is None:

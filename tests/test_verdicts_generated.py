@@ -53,6 +53,7 @@ FAST = settings(
 )
 SLOW = settings(FAST, max_examples=400)
 
+
 def _joined(printed: str) -> list[str]:
     """The printed lines, a line too wide for the output area put back on one line ("it was" under "you said")."""
     lines: list[str] = []
@@ -137,9 +138,15 @@ def _why_not_problems(line: str, outcome: RunOutcome, facts: kit.Facts, rules: s
     models = outcome.count("ModelCall")
     numeric = [
         (r"^only (\d+) of (\d+) tool attempts (?:was|were) used", (facts.count, limits.tool_calls)),
-        (r"^(\d+) of (\d+) tool attempts (?:was|were) used and no attempt came after (?:it|them)", (facts.count, limits.tool_calls)),
+        (
+            r"^(\d+) of (\d+) tool attempts (?:was|were) used and no attempt came after (?:it|them)",
+            (facts.count, limits.tool_calls),
+        ),
         (r"^only (\d+) of (\d+) model calls (?:was|were) made", (models, limits.model_calls)),
-        (r"^(\d+) of (\d+) model calls (?:was|were) made and no call came after (?:it|them)", (models, limits.model_calls)),
+        (
+            r"^(\d+) of (\d+) model calls (?:was|were) made and no call came after (?:it|them)",
+            (models, limits.model_calls),
+        ),
         (r"^each signature was admitted at most (\d+) times?, the limit,", (facts.most_repeated,)),
         (r"^each signature was admitted at most (\d+) times?, the limit,", (limits.repetitions,)),
         (
