@@ -72,7 +72,9 @@ STATUS_MEANINGS: dict[str, str] = {
     RunStatus.COMPLETED.value: N_("the run ended and the host condition holds"),
     RunStatus.INCOMPLETE.value: N_("the run ended without a stop while the host condition is false"),
     RunStatus.PERMISSION_DENIED.value: N_("a call needed a capability the host did not grant"),
-    RunStatus.REPEATED_CALL.value: N_("a call came again with a signature already admitted `repetitions` times"),
+    RunStatus.REPEATED_CALL.value: N_(
+        "a call asked for a signature already admitted `repetitions` times (with repetitions=0, any call)"
+    ),
     RunStatus.TOOL_BUDGET.value: N_("a tool attempt came after `tool_calls` attempts had been admitted"),
     RunStatus.MODEL_BUDGET.value: N_("a model call came after `model_calls` calls had been made"),
     RunStatus.DEADLINE_EXCEEDED.value: N_("the deadline passed while something was still waiting"),
