@@ -184,10 +184,11 @@ def test_a_bingo_hint_never_names_a_rule_that_neither_refused_nor_would_have(squ
 
 
 def test_a_later_refusal_says_which_stops_were_lifted_to_find_it():
-    """After an "also" line, the next counterfactual lifted both rules: "those stops' rules", never one."""
+    """After an "also" line, the next counterfactual lifted both rules, and names both, never one."""
     feedback = labkit.check(labkit.mystery("D").run(), status="ModelBudget", tool_calls=4).feedback
     assert any("but the guard asks the tool budget first" in line for line in feedback)
-    assert any(line.startswith("think: without those stops' rules, the model-call budget") for line in feedback)
+    lifted = "think: without the tool budget and the repetition rule, the model-call budget"
+    assert any(line.startswith(lifted) for line in feedback)
     alone = labkit.check(labkit.run("changing"), status="ModelBudget", tool_calls=4).feedback
     assert any(line.startswith("think: without the tool budget, the model-call budget") for line in alone)
 
