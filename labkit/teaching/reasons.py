@@ -133,9 +133,7 @@ NAMED_MEANINGS: dict[str, str] = {
         "the policy is consulted once per operation, with the operation locked: a later worker finds the"
         " decision recorded and never asks again"
     ),
-    "one effect": N_(
-        "one worker writes the effect; every other finds the operation applied and writes nothing"
-    ),
+    "one effect": N_("one worker writes the effect; every other finds the operation applied and writes nothing"),
     "found in": N_(
         "'alone' when calls made one after another already break the guard, 'race' only when it takes two"
         " threads at once: a guard wrong for one call at a time needs no race to show it"
