@@ -134,6 +134,10 @@ NAMED_MEANINGS: dict[str, str] = {
         " decision recorded and never asks again"
     ),
     "one effect": N_("one worker writes the effect; every other finds the operation applied and writes nothing"),
+    "host's side": N_(
+        "True when the scenario's grants or limits, which the host keeps once the script is gone, decide its"
+        " status; False when its script did: a model that follows its instructions completes it"
+    ),
     "found in": N_(
         "'alone' when calls made one after another already break the guard, 'race' only when it takes two"
         " threads at once: a guard wrong for one call at a time needs no race to show it"
