@@ -167,15 +167,23 @@ def _assigned_names(source: str) -> tuple[str, ...]:
 
 
 def _assigned_values(source: str) -> tuple[object, ...]:
+    """The constants a predict cell assigns: one per guess, and for a guess per label (``{"simple": 3}``)
+    each distinct label value, so that two per-label guesses compare by what they guess."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return ()
-    return tuple(
-        node.value.value
-        for node in tree.body
-        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
-    )
+    values: list[object] = []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        if isinstance(node.value, ast.Constant):
+            values.append(node.value.value)
+        elif isinstance(node.value, ast.Dict):  # one guess per label: each label's value, once
+            for value in node.value.values:
+                if isinstance(value, ast.Constant) and value.value not in values:
+                    values.append(value.value)
+    return tuple(values)
 
 
 def _stem(word: str) -> str:

@@ -6,12 +6,15 @@ is tested in tests/test_guard_checker.py.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import re
 import subprocess
 import sys
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from labkit import Call, Fail, Hang, Limits, RunStatus, Say, UserError
 from labkit.teaching.capstone import (
@@ -216,27 +219,115 @@ def test_a_printed_bingo_is_folded_with_the_hint_on_its_own_lines():
     assert result["Incomplete"].text == result["Incomplete"].line  # a right square fits on one line
 
 
-_OS_ERRORS = sorted(
-    (e for e in vars(builtins).values() if isinstance(e, type) and issubclass(e, OSError)), key=lambda e: e.__name__
-)
+def _error_classes() -> list[type[BaseException]]:
+    """Every built-in exception class a script can raise with one message, and asyncio's CancelledError."""
+    classes = []
+    for error in vars(builtins).values():
+        if isinstance(error, type) and issubclass(error, Exception) and not issubclass(error, Warning):
+            try:
+                error("network unreachable")
+            except TypeError:  # UnicodeDecodeError and its kin need more arguments
+                continue
+            classes.append(error)
+    return sorted([*classes, asyncio.CancelledError], key=lambda e: e.__name__)
 
 
-@pytest.mark.parametrize("error", [*_OS_ERRORS, ValueError, RuntimeError], ids=lambda e: e.__name__)
-def test_only_a_connection_error_fills_the_provider_unavailable_square_and_the_hint_says_so(error):
-    """Every built-in OSError, and two others: a ConnectionError (or a subclass) is ProviderUnavailable; any
-    other is raised, and the hint names the rule and the error, never "not a connection failure"."""
+def _assert_the_hint_is_true_of(error: type[BaseException], wanted: str, square) -> None:
+    """What a ProviderUnavailable hint claims of ``error``, held against each agent's run and the class raised."""
+    mapped = issubclass(error, (ConnectionError, asyncio.CancelledError))
+    # PEP 479: a StopIteration raised in a coroutine comes out as a RuntimeError, and the hint speaks of that
+    raised = RuntimeError if issubclass(error, StopIteration) else error
+    for agent, outcome in square.outcomes.items():  # each agent: the status, or the error itself
+        if mapped:
+            assert outcome.status is RunStatus.PROVIDER_UNAVAILABLE, agent
+        else:
+            assert type(outcome) is raised, agent
+    assert square.right == (mapped and wanted == "ProviderUnavailable"), square.line
+    if mapped:
+        return
+    line = " ".join(square.line.split())
+    assert f"raised {raised.__name__}: {square.outcomes['simple']}" in line
+    assert "ConnectionError or a subclass" in line and "Fail(asyncio.CancelledError())" in line
+    assert f"(here: {raised.__name__}" in line
+    assert ("an OSError but not a connection error" in line) == (
+        issubclass(raised, OSError) and not issubclass(raised, TimeoutError)
+    )
+    assert ("a scripted TimeoutError is not" in line) == issubclass(raised, TimeoutError)
+    assert "connection failure" not in line
+
+
+@pytest.mark.parametrize("error", _error_classes(), ids=lambda e: e.__name__)
+@pytest.mark.parametrize("wanted", ["ProviderUnavailable", "Completed"])
+def test_what_the_provider_unavailable_hint_says_of_an_error_is_true_of_its_class(error, wanted):
+    """Every built-in error a Fail step can raise, under both agents: a connection error or the provider's own
+    cancellation fills the square (chapter 9), any other is raised, and the hint calls it an OSError only when
+    it is one, and says why a scripted TimeoutError is not mapped."""
+    square = check_bingo({wanted: ScriptedModel([READ_42, Fail(error("network unreachable"))])})[wanted]
+    _assert_the_hint_is_true_of(error, wanted, square)
+
+
+_BASES = [ConnectionError, OSError, TimeoutError, ValueError, RuntimeError, LookupError, ConnectionResetError]
+
+
+@given(bases=st.lists(st.sampled_from(_BASES), min_size=1, max_size=3, unique=True))
+@settings(max_examples=25, deadline=None)
+def test_the_hint_is_true_of_an_error_class_of_the_learners_own(bases):
+    """A class of the learner's own, from one to three bases (a TimeoutError that is also a ValueError...)."""
+    try:
+        error = type("LearnersError", tuple(bases), {})
+    except TypeError:  # an inconsistent order of bases, or a layout conflict: Python refuses the class
+        assume(False)
     square = check_bingo({"ProviderUnavailable": ScriptedModel([Fail(error("network unreachable"))])})[
         "ProviderUnavailable"
     ]
-    if issubclass(error, ConnectionError):
-        assert square.right, square.line
-        return
-    assert square.state == "wrong"
+    _assert_the_hint_is_true_of(error, "ProviderUnavailable", square)
+
+
+def test_a_step_function_that_returns_no_step_is_named_a_usage_error_not_a_provider_failure():
+    square = check_bingo({"Completed": ScriptedModel(lambda n, request: 42)})["Completed"]
     line = " ".join(square.line.split())
-    assert f"raised {error.__name__}: network unreachable" in line
-    assert "only a ConnectionError (or a subclass, such as ConnectionRefusedError) is mapped to" in line
-    assert f"(here: {error.__name__})" in line
-    assert "connection failure" not in line
+    assert "raised ScriptStepError" in line and "the script itself is wrong" in line
+    assert "ProviderUnavailable" not in line
+
+
+def test_a_square_whose_scripted_model_raised_says_so_instead_of_no_script_yet():
+    """The reviewer's square: limits loosened. The assignment never happened, yet the board names its error;
+    a later right assignment clears it, and a later failing one is not hidden behind the older script."""
+    board = new_board()
+    with pytest.raises(UserError, match="never loosen them") as raised:
+        board["ToolBudget"] = ScriptedModel([READ_42], limits={"tool_calls": 10})
+    square = check_bingo(board)["ToolBudget"]
+    assert square.state == "invalid" and "no script yet" not in square.line
+    assert f"your square's cell raised UserError: {raised.value}" in square.line
+    assert "run that cell again" in square.line and "still holds" not in square.line
+    assert check_bingo(board)["Completed"].state == "missing"  # the other squares are untouched
+
+    board["ToolBudget"] = ScriptedModel(
+        [Call("read_ticket", {"input": n}) for n in (1, 2, 3)], limits={"tool_calls": 2}
+    )
+    assert check_bingo(board)["ToolBudget"].right
+
+    with pytest.raises(UserError, match="unknown capability"):
+        board["ToolBudget"] = ScriptedModel([READ_42], grant={"ticket.write"})
+    square = check_bingo(board)["ToolBudget"]
+    assert square.state == "invalid" and "unknown capability 'ticket.write'" in square.line
+    assert "the board still holds the script before it" in square.line
+
+    assert check_bingo(new_board())["ToolBudget"].state == "missing"  # a new board forgets the old errors
+
+
+def test_a_failed_square_in_a_dict_literal_is_named_too_and_a_plain_variable_is_not_guessed():
+    new_board()
+    with pytest.raises(UserError):
+        board = {"Completed": ScriptedModel(["ok"]), "ModelBudget": ScriptedModel(["ok"], limits={"model_calls": 9})}
+        print(board)  # never reached: the statement raised
+    assert "model_calls=9 > 6" in check_bingo({})["ModelBudget"].line
+    assert check_bingo({})["Completed"].state == "missing"  # its ScriptedModel was fine
+    new_board()
+    with pytest.raises(UserError):
+        model = ScriptedModel(["ok"], limits={"model_calls": 9})
+        print(model)  # never reached
+    assert all(square.state == "missing" for square in check_bingo({}))
 
 
 def test_no_french_message_writes_a_plural_as_s_in_brackets():

@@ -106,6 +106,42 @@ NAMED_MEANINGS: dict[str, str] = {
     "execute_tool spans": N_("one execute_tool span per tool call the loop invoked, refused or not"),
     "preemptions": N_("the fewest preemptions (switches while the running thread could go on) that break the guard"),
     "bodies under max_turns": N_("max_turns bounds model calls only: every body of every turn runs"),
+    "bodies, one signature": N_(
+        "the bodies that ran: identical calls share one signature, so the per-signature limit (`repetitions`)"
+        " caps them, whatever room the tool budget has left"
+    ),
+    "bodies, own signatures": N_(
+        "the bodies that ran: calls that each have a signature of their own are capped by the tool budget alone"
+    ),
+    "caller wins": N_(
+        "the caller gets its cancellation back (CancelledError), even when a rule stopped the run at the same"
+        " moment: the caller wins, and the stop stays only in the scope's record"
+    ),
+    "provider cancelled": N_(
+        "a cancellation that neither the caller nor the deadline made is the provider's own: the run returns"
+        " ProviderUnavailable, never DeadlineExceeded, and raises nothing to the caller"
+    ),
+    "late effect": N_(
+        "a body that ignores its token runs on after the run has returned: the deadline ends the run, not the"
+        " body, and the body's effect comes late"
+    ),
+    "operation ids": N_(
+        "one comment per operation id: the id comes from the request id and the call's signature, and a"
+        " replay of an operation already applied writes nothing"
+    ),
+    "one decision": N_(
+        "the policy is consulted once per operation, with the operation locked: a later worker finds the"
+        " decision recorded and never asks again"
+    ),
+    "one effect": N_("one worker writes the effect; every other finds the operation applied and writes nothing"),
+    "host's side": N_(
+        "True when the scenario's grants or limits, which the host keeps once the script is gone, decide its"
+        " status; False when its script did: a model that follows its instructions completes it"
+    ),
+    "found in": N_(
+        "'alone' when calls made one after another already break the guard, 'race' only when it takes two"
+        " threads at once: a guard wrong for one call at a time needs no race to show it"
+    ),
 }
 """What a value the chapters compare is, by a short name the calling code gives (``meaning="bodies"``)."""
 

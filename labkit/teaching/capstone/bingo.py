@@ -10,10 +10,15 @@ never raised.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import itertools
+import linecache
+import sys
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from pydantic import ValidationError
@@ -67,6 +72,17 @@ class ScriptedModel:
     limits: Limits | Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
+        square = _square_assigned(self)
+        try:
+            self._validate()
+        except UserError as exc:
+            if square is not None:
+                _FAILED[square] = f"{type(exc).__name__}: {exc}"
+            raise
+        if square is not None:
+            _FAILED.pop(square, None)
+
+    def _validate(self) -> None:
         try:
             ScriptedTransport(self.steps)  # validates every step of a list
         except TypeError as exc:
@@ -88,6 +104,61 @@ class ScriptedModel:
     def scenario(self, name: str) -> Scenario:
         """This model as a :class:`~labkit.Scenario` named ``name`` (run it with :func:`labkit.run`)."""
         return Scenario(name, f"bingo square {name}", self.steps, self.limits, self.grant)  # type: ignore[arg-type]
+
+
+_FAILED: dict[str, str] = {}
+"""Square name -> the error its latest ``board[name] = ScriptedModel(...)`` raised, so that the board says
+"your square's cell raised ..." instead of "no script yet" (the assignment never happened). Emptied by
+:func:`new_board`; an assignment that succeeds removes its square."""
+
+
+def _square_assigned(model: ScriptedModel) -> str | None:
+    """The status name of the statement that builds ``model``, when it reads ``board["Name"] = ScriptedModel(...)``
+    (any dict, any name) or ``{"Name": ScriptedModel(...)}``: read from the caller's source, as a traceback
+    reads it; ``None`` when there is no such statement or no source."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_locals.get("self") is model:  # __post_init__, then __init__
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(frame.f_code.co_filename, frame.f_globals)))
+    except (SyntaxError, ValueError):
+        return None
+    where = _call_position(frame)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_call_at(node.value, where):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and _status_name(target.slice):
+                    return _status_name(target.slice)
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is not None and _is_call_at(value, where):
+                    return _status_name(key)
+    return None
+
+
+def _call_position(frame: FrameType) -> tuple[int | None, ...]:
+    """Where in its source ``frame`` is now (the call being made): line, end line, column, end column."""
+    for offset, position in zip(itertools.count(0, 2), frame.f_code.co_positions(), strict=False):
+        if offset == frame.f_lasti:
+            return tuple(position)
+    return (frame.f_lineno, None, None, None)
+
+
+def _is_call_at(node: ast.expr, where: tuple[int | None, ...]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    line, end_line, column, end_column = where
+    if column is None:  # no column known: the statement's lines must hold the call
+        return line is not None and node.lineno <= line <= (node.end_lineno or node.lineno)
+    return (node.lineno, node.end_lineno, node.col_offset, node.end_col_offset) == (line, end_line, column, end_column)
+
+
+def _status_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and node.value in RunStatus._value2member_map_:
+        return str(node.value)
+    return None
 
 
 def _check_step_function(steps: Callable[..., Step]) -> None:
@@ -138,6 +209,7 @@ def _bingo_limits(limits: Limits | Mapping[str, object] | None) -> Limits:
 
 def new_board() -> dict[str, Any]:
     """An empty board: every status name mapped to ``...`` (no script yet), in status order."""
+    _FAILED.clear()
     return {status.value: ... for status in RunStatus}
 
 
@@ -148,7 +220,8 @@ class Square:
     Attributes:
         status: the status this square asks for.
         state: ``"missing"`` (no script yet), ``"invalid"`` (not a
-            ScriptedModel, or an empty script), ``"right"`` or ``"wrong"``.
+            ScriptedModel, an empty script, or a ``board[name] = ScriptedModel(...)``
+            whose ScriptedModel raised, said with its error), ``"right"`` or ``"wrong"``.
         line: its result as one line (the status, what came instead, the hint);
             printed folded, see :attr:`text`.
         outcomes: agent name -> the run's outcome, or the exception it raised.
@@ -242,13 +315,33 @@ def _advice(wanted: RunStatus, result: RunOutcome | Exception) -> str:
         return _("the script ran out before the run ended: end it with text (a str or Say); {how}").format(
             how=how_to(wanted)
         )
+    if isinstance(result, UserError):  # e.g. a step function that returned something that is not a step
+        return _("the script itself is wrong ({error}): a usage error, not a status; {how}").format(
+            error=type(result).__name__, how=how_to(wanted)
+        )
     if isinstance(result, Exception):
-        return _(
-            "only a ConnectionError (or a subclass, such as ConnectionRefusedError) is mapped to"
-            " ProviderUnavailable; any other error is raised by the run, even another OSError (here: {error}):"
-            " a programming error, not a status; {how}"
-        ).format(error=type(result).__name__, how=how_to(wanted))
+        rule = _(
+            "only a connection error (ConnectionError or a subclass) or the provider cancelling its own request"
+            " (Fail(asyncio.CancelledError()), chapter 9) is mapped to ProviderUnavailable; the run raises any"
+            " other error ({which}): a programming error, not a status"
+        ).format(which=_which_error(result))
+        if wanted is RunStatus.PROVIDER_UNAVAILABLE:
+            return rule
+        return _("; ").join([rule, how_to(wanted)])
     return square_hint(explain(result), wanted)
+
+
+def _which_error(error: Exception) -> str:
+    """What the hint says of the error's class: an OSError only when it is one, and why a TimeoutError is not
+    mapped although a live server that stays silent is (README, exit code 2)."""
+    name = type(error).__name__
+    if isinstance(error, TimeoutError):
+        return _("here: {error}; a live server that stays silent is mapped, a scripted TimeoutError is not").format(
+            error=name
+        )
+    if isinstance(error, OSError):
+        return _("here: {error}, an OSError but not a connection error").format(error=name)
+    return _("here: {error}").format(error=name)
 
 
 def _run_square(wanted: RunStatus, model: ScriptedModel, agent: str) -> RunOutcome | Exception:
@@ -266,6 +359,17 @@ _LABEL = 20  # the status column: the longest status, ProviderUnavailable, and o
 
 def _square(wanted: RunStatus, model: object) -> Square:
     label = f"{wanted.value:<{_LABEL}}"
+    failed = _FAILED.get(wanted.value)
+    if failed is not None:  # the square's latest ScriptedModel(...) raised: the board holds nothing newer
+        kept = "" if model is None or model is Ellipsis else _(" (the board still holds the script before it)")
+        return Square(
+            wanted,
+            "invalid",
+            label
+            + _("your square's cell raised {error}{kept}: fix it and run that cell again").format(
+                error=failed, kept=kept
+            ),
+        )
     if model is None or model is Ellipsis:
         return Square(
             wanted,
