@@ -93,7 +93,7 @@ def _note_problems(note: str, facts: kit.Facts) -> list[str]:
     claims = {
         r"^(\d+) failed in (?:its body|their bodies) and still counted$": facts.failed,
         r"^(\d+) answered NotFound, a result, and counted$": facts.not_found,
-        r"^(\d+) named no tool of the agent and recorded none$": facts.unknown,
+        r"^(\d+) asked for (?:a tool|tools) the agent does not have and recorded no event$": facts.unknown,
         r"^(\d+) had arguments that did not bind and recorded none$": facts.unbound,
     }
     for pattern, true in claims.items():
@@ -831,7 +831,9 @@ def test_a_call_for_no_tool_is_not_a_failed_body():
     plan = kit.Plan((Call("audit_log", {"input": 42}), "Review finished."), Limits(), ALL_CAPABILITIES, "harness")
     assert _problems_of(plan, "Incomplete", 1) == []
     feedback = labkit.check(kit.run_plan(plan)[0], status="Incomplete", tool_calls=1).feedback  # type: ignore[index]
-    assert any("1 named no tool of the agent and recorded none" in line for line in feedback), feedback
+    assert any("1 asked for a tool the agent does not have and recorded no event" in line for line in feedback), (
+        feedback
+    )
 
 
 def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
@@ -993,4 +995,4 @@ def test_one_count_too_many_is_not_read_as_the_refused_attempt_when_a_call_reach
     assert outcome.status.value == "RepeatedCall" and outcome.count("ToolCall") == 1
     feedback = " ".join(labkit.check(outcome, status="RepeatedCall", tool_calls=2).feedback)
     assert "records none (it was refused" not in feedback
-    assert "named no tool" in feedback and "did not bind" in feedback
+    assert "the agent does not have" in feedback and "did not bind" in feedback

@@ -778,8 +778,8 @@ def _count_notes(outcome: RunOutcome) -> str:
         unknown = kinds["unknown tool"]
         notes.append(
             ngettext(
-                "{n} named no tool of the agent and recorded none",
-                "{n} named no tool of the agent and recorded none",
+                "{n} asked for a tool the agent does not have and recorded no event",
+                "{n} asked for tools the agent does not have and recorded no event",
                 unknown,
             ).format(n=unknown)
         )
@@ -824,7 +824,8 @@ _HOW_TO = {
         "for DeadlineExceeded, something must still be waiting when `deadline_s` passes, e.g. Hang() (chapter 6)"
     ),
     RunStatus.PROVIDER_UNAVAILABLE: N_(
-        "for ProviderUnavailable, a model call must fail to connect: a Fail step with a connection error (chapter 7)"
+        "for ProviderUnavailable, a model call must get no answer: a Fail step with a connection error,"
+        " or with the provider cancelling its own request (chapter 9)"
     ),
 }
 """What a bingo square needs for each status, said without naming a rule as a cause (in English;

@@ -63,7 +63,9 @@ EXIT_MEANINGS: dict[int, str] = {
     _EXIT_FRAMEWORK: N_("the framework named by --runtime ended on an error of its own"),
     EXIT_OUTPUT: N_("the output could not be written"),
     EXIT_PROTOCOL: N_("the live endpoint answered with something that is not a chat completion"),
-    EXIT_CONFIG: N_("a live configuration that cannot work"),
+    EXIT_CONFIG: N_(
+        "a configuration that cannot work: a live endpoint's (--live), or a framework not installed (--runtime)"
+    ),
     EXIT_CANCELLED: N_("the caller cancelled the run (Ctrl+C)"),
 }
 """What each exit code of labkit's console means (:mod:`labkit.cli`; in English, shown translated)."""
