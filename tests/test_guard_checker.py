@@ -137,39 +137,56 @@ class RulesGuard(GuardBase):
             for check in rules.order:
                 refused = {
                     "cancelled": lambda: self.cancelled,
-                    "permission": lambda: call.capability not in self.granted,
+                    "permission": lambda: (
+                        (call.tool if rules.permission == "tool" else call.capability) not in self.granted
+                    ),
                     "tool_budget": lambda: (
-                        (per_tool.get(call.tool, 0) if rules.budget_per_tool else self.admitted)
+                        (
+                            self.seen.get(key, 0)
+                            if rules.budget_per_signature
+                            else per_tool.get(call.tool, 0)
+                            if rules.budget_per_tool
+                            else self.admitted
+                        )
                         >= self.tool_calls + rules.budget_slack
                     ),
                     "repetition": lambda: self.seen.get(key, 0) >= self.repetitions + rules.repeat_slack,
                 }[check]()
                 if refused:
-                    if rules.count_refused:
-                        self.admitted += 1
-                        per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+                    counted = int(rules.count_refused) + dict(rules.refusal_counts).get(check, 0)
+                    self.admitted += counted
+                    per_tool[call.tool] = per_tool.get(call.tool, 0) + counted
                     return {
                         "cancelled": "Cancelled",
                         "permission": "PermissionDenied",
                         "tool_budget": "ToolBudget",
                         "repetition": "RepeatedCall",
                     }[check]
-            self.admitted += 1
-            per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
-            self.seen[key] = self.seen.get(key, 0) + 1
+            if rules.counts != "seen":
+                self.admitted += 1
+                per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+            if rules.counts != "admitted":
+                self.seen[key] = self.seen.get(key, 0) + 1
         try:
             result = body()
         except Exception:
-            if rules.refund:
-                with self.lock:
-                    self.admitted -= 1
-                    per_tool[call.tool] -= 1
-                    if rules.refund == "both":
-                        self.seen[key] -= 1
+            if rules.refund and not rules.refund_always:
+                self.give_back(rules, call, key, per_tool)
             raise
+        finally:
+            if rules.refund_always:
+                self.give_back(rules, call, key, per_tool)
         if rules.recheck and self.cancelled:
             return "Cancelled"
         return result
+
+    def give_back(self, rules, call, key, per_tool):
+        with self.lock:
+            if rules.refund in ("budget", "both"):
+                self.admitted -= 1
+                per_tool[call.tool] -= 1
+            if rules.refund in ("signature", "both"):
+                self.seen[key] -= 1
 
 
 _CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # RulesGuard runs the body after
@@ -213,7 +230,16 @@ def test_the_scripts_tell_every_known_fault_from_the_rules_and_from_each_other()
             result = tuple(fault.rules.run(s) for s in tried)
             assert result != reference, fault.id
             answers.setdefault(result, set()).add(fault.id)
-        assert all(len(ids) == 1 for ids in answers.values()), [ids for ids in answers.values() if len(ids) > 1]
+        alike = [ids for ids in answers.values() if len(ids) > 1]
+        assert all(ids in ANSWER_ALIKE for ids in alike), alike
+
+
+ANSWER_ALIKE = [
+    # a count never added to, and one given back after every body, answer every script the same: the
+    # guard's books tell them apart (the count held while the body ran: test_guard_mutations.py)
+    {"budget_never_counted", "given_back_after_every_body"},
+    {"repetition_never_counted", "given_back_after_every_body"},
+]
 
 
 # -- the reference rules against labkit's own scope ----------------------------------------------
