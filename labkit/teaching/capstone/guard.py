@@ -1087,13 +1087,14 @@ def _explain_alone(
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
     faults: Sequence[Fault],
     shown: tuple[Script, int] | None = None,
-    agree: Callable[[Fault], bool] = lambda fault: True,
+    agree: Callable[[Rules, bool], bool] = lambda rules, strict: True,
 ) -> tuple[tuple[str, ...], list[str], list[str]]:
     """The known faults that give the learner's answers on every script tried (singles, then pairs), or
     else the signature the guard was seen to use (:mod:`.signatures`), alone or with one known fault: their
     ids, their words (with the example from ``shown``, the script and the call the report shows:
-    :meth:`Fault.said_at`) and the lines of the probe an example came from. Of the faults that answer alike,
-    those the guard's books contradict (``agree``: :func:`_books_agree`) are left out, unless all are."""
+    :meth:`Fault.said_at`) and the lines of the probe an example came from. Faults the guard's books
+    contradict (``agree``: :func:`_books_agree`) come only when none agrees: single faults, then pairs,
+    that agree with every book; then with the books kept while bodies ran; then any."""
 
     def same(rules: Rules) -> bool:
         return all(rules.run(script) == answers for script, answers in tried)
@@ -1101,10 +1102,18 @@ def _explain_alone(
     def said(fault: Fault) -> str:
         return fault.said_at(*shown) if shown is not None else fault.said
 
-    found: list[tuple[Fault, ...]] = [(f,) for f in faults if same(f.rules)]
-    if not found:
-        found = [(f, g) for f, g in itertools.combinations(faults, 2) if f.id != g.id and _explains(f, g, same)]
-    found = [fs for fs in found if all(map(agree, fs))] or found
+    singles = [((f,), f.rules) for f in faults if same(f.rules)]
+    pairs: list[tuple[tuple[Fault, ...], Rules]] = []
+    if not [1 for _fs, rules in singles if agree(rules, True)]:
+        pairs = [
+            ((f, g), merged)
+            for f, g in itertools.combinations(faults, 2)
+            if f.id != g.id and (merged := _merge(f.rules, g.rules)) is not None and same(merged)
+        ]
+    tiers = [
+        [fs for fs, rules in found if agree(rules, strict)] for strict in (True, False) for found in (singles, pairs)
+    ]
+    found = next((tier for tier in tiers if tier), None) or [fs for fs, _r in singles or pairs]
     learned = None
     if not subject.simple and (not found or any(f.rules.key != REFERENCE.key for f in found[0])):
         learned = _signatures.learned_rules(lambda script: _alone(subject, script, subject.files))
@@ -1118,10 +1127,12 @@ def _explain_alone(
     def known(fault_id: str, pair: tuple[Attempt, Attempt]) -> str:
         return _(by_id[fault_id].example).format(other=pair[0], call=pair[1])
 
-    plain = sorted((f for f in faults if f.rules.key == REFERENCE.key), key=lambda f: not agree(f))
-    for extra in (None, *plain):  # the faults the books agree with first
-        rules = learned if extra is None else _merge(extra.rules, learned)
-        if rules is not None and same(rules):
+    plain = [f for f in faults if f.rules.key == REFERENCE.key]
+    with_learned = [(f, _merge(f.rules, learned)) for f in plain]
+    tries: list[tuple[Fault | None, Rules]] = [(None, learned)]
+    tries += sorted(((f, m) for f, m in with_learned if m is not None), key=lambda fm: not agree(fm[1], True))
+    for extra, rules in tries:  # the faults the books agree with first
+        if same(rules):
             ids, words, lines = _signatures.signature_words(learned, known, shown)
             if extra is not None:
                 ids, words = (*ids, extra.id), [*words, said(extra)]
@@ -1145,11 +1156,6 @@ def _found_words(found: Sequence[tuple[Fault, ...]], said: Callable[[Fault], str
             )
         )
     return ids, words
-
-
-def _explains(f: Fault, g: Fault, same: Callable[[Rules], bool]) -> bool:
-    merged = _merge(f.rules, g.rules)
-    return merged is not None and same(merged)
 
 
 def _merge(a: Rules, b: Rules) -> Rules | None:
@@ -1446,28 +1452,14 @@ def _report_alone(
             call=script.calls[k], yours=_answer_words(answers[k]), rules=_answer_words(right[k])
         ),
     ]
+    special = _answer_problem(answers[k], right[k], tried)
     if words:
         problems = tuple(words)
         details += probe_lines
-    elif answers[k][0].startswith("raised NotImplementedError") or (
-        all(
-            a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
-            for _, result in tried
-            for a in result
-        )
-    ):
-        problems = (_("admit is not written yet: return body()'s result, or why the call is refused"),)
-        details = []  # every call got the same non-answer: no call to show
-    elif answers[k][0].startswith(("raised", "returned")):
-        problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
-        ids = ("raised",) if answers[k][0].startswith("raised") else ()
-    elif answers[k][0] == right[k][0] and answers[k][0] in REFUSAL.values() and answers[k][1] > right[k][1]:
-        problems = (  # the right refusal, but the body ran before it: the checks came too late
-            _(
-                "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
-                " no body, so every check comes before body()"
-            ).format(status=answers[k][0]),
-        )
+    elif special is not None:
+        problems, ids = special[:2]
+        if special[2]:
+            details = []  # every call got the same non-answer: no call to show
     else:
         problems = (
             _(
@@ -1483,11 +1475,38 @@ def _report_alone(
     )
 
 
-def _books_agree(subject: _Subject, kept_books: Sequence[tuple[Script, object, object]]) -> Callable[[Fault], bool]:
-    """Whether a fault agrees with what the guard's books were seen to hold (at the end of each script and
-    while each body ran): a count never added to never went above 0 (``budget_never_counted``), and one given
-    back after every body held the attempt while its body ran (``given_back_after_every_body``): the two
-    answer every script alike. A guard whose books are under names of its own contradicts none."""
+def _answer_problem(
+    yours: tuple[str, int], right: tuple[str, int], tried: list[tuple[Script, tuple[tuple[str, int], ...]]]
+) -> tuple[tuple[str, ...], tuple[str, ...], bool] | None:
+    """The problem, the fault ids and whether to show no call, for an answer no rules give: admit not
+    written, an error raised or a non-answer returned, a refusal after the body ran; ``None`` otherwise."""
+    unwritten = ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
+    if yours[0].startswith("raised NotImplementedError") or all(a == unwritten for _, result in tried for a in result):
+        return (_("admit is not written yet: return body()'s result, or why the call is refused"),), (), True
+    if yours[0].startswith(("raised", "returned")):
+        return (
+            (_("admit {answer}").format(answer=_answer(yours[0])),),
+            ("raised",) * yours[0].startswith("raised"),
+            False,
+        )
+    if yours[0] == right[0] and yours[0] in REFUSAL.values() and yours[1] > right[1]:
+        problem = _(  # the right refusal, but the body ran before it: the checks came too late
+            "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
+            " no body, so every check comes before body()"
+        ).format(status=yours[0])
+        return (problem,), ("body_before_check",), False
+    return None
+
+
+def _books_agree(
+    subject: _Subject, kept_books: Sequence[tuple[Script, object, object]]
+) -> Callable[[Rules, bool], bool]:
+    """Whether rules agree with what the guard's books were seen to hold: at the end of each script, the
+    rules' own books (:func:`_books_differ`); while each body ran, a count never added to never went above 0
+    (``budget_never_counted``), and one given back after every body held the attempt
+    (``given_back_after_every_body``), which answer every script alike and end with the same books. A guard
+    whose books are under names of its own contradicts none. Not ``strict``: the books kept while bodies ran
+    only."""
     ended = [
         any(isinstance(kept[1], int) and kept[1] > 0 for kept in kept_books),
         any(
@@ -1497,10 +1516,13 @@ def _books_agree(subject: _Subject, kept_books: Sequence[tuple[Script, object, o
     ]
     above = [e or inside for e, inside in zip(ended, subject.counted_in_body, strict=True)]
     if not any(above):
-        return lambda fault: True
+        return lambda rules, strict: True
 
-    def agree(fault: Fault) -> bool:
-        rules = fault.rules
+    def agree(rules: Rules, strict: bool) -> bool:
+        for script, admitted, seen in kept_books if strict else ():
+            books = isinstance(admitted, int) and isinstance(seen, dict)
+            if books and _books_differ(admitted, seen, rules.run_with_state(script)[1], subject.simple):
+                return False
         if rules.counts != "both":
             return not above[0 if rules.counts == "seen" else 1]
         if rules.refund_always:
