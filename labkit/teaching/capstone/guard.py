@@ -1117,15 +1117,20 @@ def _explain_alone(
     learned = None
     if not subject.simple and (not found or any(f.rules.key != REFERENCE.key for f in found[0])):
         learned = _signatures.learned_rules(lambda script: _alone(subject, script, subject.files))
-    keyed = [f for f in (found[0] if found else ()) if f.rules.key != REFERENCE.key]
-    if found and (not keyed or learned is None or _signatures.same_signature(keyed[0].rules, learned)):
-        return (*_found_words(found, said), [])
-    if learned is None:
-        return (), [], []
     by_id = {f.id: f for f in faults if f.example}
 
     def known(fault_id: str, pair: tuple[Attempt, Attempt]) -> str:
         return _(by_id[fault_id].example).format(other=pair[0], call=pair[1])
+
+    keyed = [f for f in (found[0] if found else ()) if f.rules.key != REFERENCE.key]
+    if found and (not keyed or learned is None or _signatures.same_signature(keyed[0].rules, learned)):
+        ids, words = _found_words(found, said)
+        if not keyed or learned is None:
+            return ids, words, []
+        _ids, seen_words, lines = _signatures.signature_words(learned, known, shown)  # its example: what ran
+        return ids, [seen_words[0] if w == said(keyed[0]) else w for w in words], lines
+    if learned is None:
+        return (), [], []
 
     plain = [f for f in faults if f.rules.key == REFERENCE.key]
     with_learned = [(f, _merge(f.rules, learned)) for f in plain]
