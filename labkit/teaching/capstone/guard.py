@@ -234,7 +234,7 @@ class _Body:
         self.behaviour = behaviour
         self.label = label
         self.entered = 0
-        self.inside: tuple[object, object] = (None, None)  # the guard's books when the body started
+        self.inside = (False, False)  # whether admitted, and a count in seen, were above 0 as the body started
         self.result = _Result(label)
 
     def __call__(self) -> object:
@@ -251,11 +251,13 @@ class _Body:
         return self.result
 
 
-def _books_of(guard: object) -> tuple[object, object]:
-    """The guard's ``admitted`` and ``seen``, read past the checker's hooks (``None`` when it has none)."""
+def _books_of(guard: object) -> tuple[bool, bool]:
+    """Whether the guard's ``admitted``, and some count in its ``seen``, are above 0 now: read past the
+    checker's hooks (``dict.values`` of a watched dict is no scheduling point)."""
     state = object.__getattribute__(guard, "__dict__")
-    seen = state.get("seen")
-    return state.get("admitted"), dict(seen) if isinstance(seen, dict) else seen  # a copy: it may change after
+    admitted, seen = state.get("admitted"), state.get("seen")
+    counted = isinstance(seen, dict) and any(isinstance(n, int) and n > 0 for n in dict.values(seen))
+    return isinstance(admitted, int) and admitted > 0, counted
 
 
 class _Result:
@@ -328,9 +330,8 @@ class _Subject:
 
     def _saw(self, body: _Body) -> None:
         """Notes whether the guard's books held a count while an admitted call's body ran."""
-        admitted, seen = body.inside
-        self.counted_in_body[0] |= isinstance(admitted, int) and admitted > 0
-        self.counted_in_body[1] |= isinstance(seen, dict) and any(isinstance(n, int) and n > 0 for n in seen.values())
+        self.counted_in_body[0] |= body.inside[0]
+        self.counted_in_body[1] |= body.inside[1]
 
 
 def _mutable(value: object) -> bool:
