@@ -185,9 +185,9 @@ class RulesGuard(GuardBase):
         with self.lock:
             if rules.refund in ("budget", "both"):
                 self.admitted -= 1
-                per_tool[call.tool] -= 1
+                per_tool[call.tool] = per_tool.get(call.tool, 0) - 1
             if rules.refund in ("signature", "both"):
-                self.seen[key] -= 1
+                self.seen[key] = self.seen.get(key, 0) - 1  # a count never added to goes below 0, as the rules
 
 
 _CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # RulesGuard runs the body after
