@@ -30,7 +30,8 @@ from labkit.teaching.capstone.rules import REFERENCE, REFUSAL, Script
 
 EQUIVALENT = [
     # with the tool name as the signature, a budget per tool is a budget per signature
-    ({"signature_per_tool"}, {"budget_per_tool", "budget_per_signature"}),
+    ({"signature_per_tool", "budget_per_tool"}, {"budget_per_signature"}),
+    ({"signature_per_tool", "budget_per_signature"}, {"budget_per_tool"}),
     # a budget one too loose and given back after every body never refuses: as if never asked
     ({"budget_admits_one_too_many", "given_back_after_every_body"}, {"no_budget_rule"}),
     ({"repetition_admits_one_too_many", "given_back_after_every_body"}, {"no_repetition_rule"}),
@@ -49,8 +50,8 @@ INTERACTING = [
 
 def allowed(guard: gm.Guard) -> frozenset[str]:
     ids = set(guard.faults)
-    for when, same in EQUIVALENT:
-        if when <= ids and ids & same:
+    for when, same in EQUIVALENT:  # when a guard makes every mistake of `when`, the checker may name `same` too
+        if when <= guard.faults:
             ids |= same
     return frozenset(ids)
 
