@@ -814,12 +814,121 @@ class AnswerThatEqualsAnything(_Rules):
 
 
 class KeyFromStr(_Rules):
-    """The signature as tool + str(arguments): Decimal('1.10') and Decimal('1.1') become two."""
+    """The signature as tool + str(arguments): Decimal('1.10') and Decimal('1.1') become two (was
+    "unexplained": the checker now probes the guard's signature and names the pair it splits)."""
 
-    FAULT = "unexplained"
+    FAULT = "signature_tells_equal_calls_apart"
 
     def key(self, call):
         return call.tool + str(call.arguments)
+
+
+class KeyCasefolded(_Rules):
+    """The signature casefolded: tags ["A", "b"] repeat ["a", "b"] (passed while no script had a capital)."""
+
+    FAULT = "signature_merges_different_calls"
+
+    def key(self, call):
+        return labkit.signature(call.tool, call.arguments).casefold()
+
+
+class KeyWithoutSpaces(_Rules):
+    """The signature with its spaces taken out: tags ["a ", "b"] repeat ["a", "b"] (passed too)."""
+
+    FAULT = "signature_merges_different_calls"
+
+    def key(self, call):
+        return labkit.signature(call.tool, call.arguments).replace(" ", "")
+
+
+class KeySortsLists(_Rules):
+    """Sorts a list argument before the signature: tags ["b", "a"] repeat ["a", "b"] (was "unexplained")."""
+
+    FAULT = "signature_merges_different_calls"
+
+    def key(self, call):
+        arguments = {k: sorted(v) if isinstance(v, list) else v for k, v in call.arguments.items()}
+        return labkit.signature(call.tool, arguments)
+
+
+class KeyFromJsonDumps(_Rules):
+    """json.dumps of the arguments, which cannot write a Decimal: admit raises (was "unexplained")."""
+
+    FAULT = "raised"
+
+    def key(self, call):
+        return call.tool + json.dumps(call.arguments)
+
+
+class BudgetPerSignature(_Rules):
+    """The budget read from the signature's count (was "unexplained")."""
+
+    FAULT = "budget_per_signature"
+
+    def over_budget(self):
+        return False
+
+    def checks(self, call, key):
+        cancelled, permission, _, repetition = super().checks(call, key)
+        return [cancelled, permission, ("ToolBudget", lambda: self.seen.get(key, 0) >= self.tool_calls), repetition]
+
+
+class NeverCountsTheBudget(_Rules):
+    """Asks the budget but never adds to self.admitted (was "unexplained")."""
+
+    FAULT = "budget_never_counted"
+
+    def reserve(self, call, key):
+        self.seen[key] = self.seen.get(key, 0) + 1
+
+
+class RefundsTheSignatureOnly(_Rules):
+    """A failed body gives back its signature's count but keeps its budget place (was "unexplained")."""
+
+    FAULT = "failed_body_refunded"
+
+    def run(self, call, key, body):
+        try:
+            return _finish(self, body)
+        except Exception:
+            with self.lock:
+                self.seen[key] -= 1
+            raise
+
+
+class GivesBackAfterEveryBody(_Rules):
+    """Gives the budget place back in ``finally``, after every body (was "unexplained")."""
+
+    FAULT = "given_back_after_every_body"
+
+    def run(self, call, key, body):
+        try:
+            return _finish(self, body)
+        finally:
+            with self.lock:
+                self.admitted -= 1
+
+
+class RefundsARefusal(_Rules):
+    """Gives a budget place back when the repetition rule refuses a call (was "unexplained")."""
+
+    FAULT = "refusal_gives_back"
+
+    def repeated(self, key):
+        if self.seen.get(key, 0) >= self.repetitions:
+            self.admitted -= 1
+            return True
+        return False
+
+
+class GrantsLookedUpByToolName(_Rules):
+    """Looks the tool's name up in the grants, which hold capabilities (was "unexplained")."""
+
+    FAULT = "permission_refuses_granted"
+
+    def checks(self, call, key):
+        cancelled, _, budget, repetition = super().checks(call, key)
+        return [cancelled, ("PermissionDenied", lambda: call.tool not in self.granted), budget, repetition]
 
 
 class BudgetRightOnlyUpToThree(_Rules):
@@ -866,6 +975,16 @@ ATTACKED_WRONG = [
     SeenCopyOnWrite,
     AnswerThatEqualsAnything,
     KeyFromStr,
+    KeyCasefolded,
+    KeyWithoutSpaces,
+    KeySortsLists,
+    KeyFromJsonDumps,
+    BudgetPerSignature,
+    NeverCountsTheBudget,
+    RefundsTheSignatureOnly,
+    GivesBackAfterEveryBody,
+    RefundsARefusal,
+    GrantsLookedUpByToolName,
     BudgetRightOnlyUpToThree,
     ZeroBudgetAdmitsOne,
     PeeksWithoutTheLock,

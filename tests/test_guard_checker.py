@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import labkit
 from labkit import ExecutionScope, Limits, RunHalted, UserError
 from labkit.teaching.capstone import GuardBase, check_guard, pause
+from labkit.teaching.capstone.guard import _merge
 from labkit.teaching.capstone.rules import (
     _CAPABILITY,
     ALPHABET,
@@ -137,39 +138,56 @@ class RulesGuard(GuardBase):
             for check in rules.order:
                 refused = {
                     "cancelled": lambda: self.cancelled,
-                    "permission": lambda: call.capability not in self.granted,
+                    "permission": lambda: (
+                        (call.tool if rules.permission == "tool" else call.capability) not in self.granted
+                    ),
                     "tool_budget": lambda: (
-                        (per_tool.get(call.tool, 0) if rules.budget_per_tool else self.admitted)
+                        (
+                            self.seen.get(key, 0)
+                            if rules.budget_per_signature
+                            else per_tool.get(call.tool, 0)
+                            if rules.budget_per_tool
+                            else self.admitted
+                        )
                         >= self.tool_calls + rules.budget_slack
                     ),
                     "repetition": lambda: self.seen.get(key, 0) >= self.repetitions + rules.repeat_slack,
                 }[check]()
                 if refused:
-                    if rules.count_refused:
-                        self.admitted += 1
-                        per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+                    counted = int(rules.count_refused) + dict(rules.refusal_counts).get(check, 0)
+                    self.admitted += counted
+                    per_tool[call.tool] = per_tool.get(call.tool, 0) + counted
                     return {
                         "cancelled": "Cancelled",
                         "permission": "PermissionDenied",
                         "tool_budget": "ToolBudget",
                         "repetition": "RepeatedCall",
                     }[check]
-            self.admitted += 1
-            per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
-            self.seen[key] = self.seen.get(key, 0) + 1
+            if rules.counts != "seen":
+                self.admitted += 1
+                per_tool[call.tool] = per_tool.get(call.tool, 0) + 1
+            if rules.counts != "admitted":
+                self.seen[key] = self.seen.get(key, 0) + 1
         try:
             result = body()
         except Exception:
-            if rules.refund:
-                with self.lock:
-                    self.admitted -= 1
-                    per_tool[call.tool] -= 1
-                    if rules.refund == "both":
-                        self.seen[key] -= 1
+            if rules.refund and not rules.refund_always:
+                self.give_back(rules, call, key, per_tool)
             raise
+        finally:
+            if rules.refund_always:
+                self.give_back(rules, call, key, per_tool)
         if rules.recheck and self.cancelled:
             return "Cancelled"
         return result
+
+    def give_back(self, rules, call, key, per_tool):
+        with self.lock:
+            if rules.refund in ("budget", "both"):
+                self.admitted -= 1
+                per_tool[call.tool] = per_tool.get(call.tool, 0) - 1
+            if rules.refund in ("signature", "both"):
+                self.seen[key] = self.seen.get(key, 0) - 1  # a count never added to goes below 0, as the rules
 
 
 _CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # RulesGuard runs the body after
@@ -199,9 +217,24 @@ def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(fi
     differs = any(rules.run(s) != REFERENCE.run(s) for s in scripts())
     assert report.passed is not differs, str(report)
     named = set(report.faults) - {"unexplained"}
-    assert named <= made, (made, report.faults)
+    alike = {x for x in named - made if _answers_alike(x, rules)}  # no script tells them apart: said so
+    assert named <= made | alike, (made, report.faults)
+    if alike:
+        assert "no script tells this from another mistake" in " ".join(report.problems)
     if differs and second is None:
         assert report.faults == (first.id,), str(report)
+
+
+def _answers_alike(fault_id: str, rules: Rules) -> bool:
+    """Whether a fault with this id, alone or with one other fault, answers every script as ``rules`` do."""
+    tried = scripts()
+    answers = [rules.run(s) for s in tried]
+    for f in (f for f in FAULTS if f.id == fault_id):
+        for g in (None, *FAULTS):
+            merged = f.rules if g is None else _merge(f.rules, g.rules)
+            if merged is not None and [merged.run(s) for s in tried] == answers:
+                return True
+    return False
 
 
 def test_the_scripts_tell_every_known_fault_from_the_rules_and_from_each_other():
@@ -213,7 +246,16 @@ def test_the_scripts_tell_every_known_fault_from_the_rules_and_from_each_other()
             result = tuple(fault.rules.run(s) for s in tried)
             assert result != reference, fault.id
             answers.setdefault(result, set()).add(fault.id)
-        assert all(len(ids) == 1 for ids in answers.values()), [ids for ids in answers.values() if len(ids) > 1]
+        alike = [ids for ids in answers.values() if len(ids) > 1]
+        assert all(ids in ANSWER_ALIKE for ids in alike), alike
+
+
+ANSWER_ALIKE = [
+    # a count never added to, and one given back after every body, answer every script the same: the
+    # guard's books tell them apart (the count held while the body ran: test_guard_mutations.py)
+    {"budget_never_counted", "given_back_after_every_body"},
+    {"repetition_never_counted", "given_back_after_every_body"},
+]
 
 
 # -- the reference rules against labkit's own scope ----------------------------------------------

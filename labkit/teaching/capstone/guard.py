@@ -48,6 +48,7 @@ from ...core.errors import UserError
 from .. import progress as _progress
 from ..i18n import N_, _, ngettext
 from . import explore as _explore
+from . import signatures as _signatures
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import (
     FAULTS,
@@ -233,6 +234,7 @@ class _Body:
         self.behaviour = behaviour
         self.label = label
         self.entered = 0
+        self.inside = (False, False)  # whether admitted, and a count in seen, were above 0 as the body started
         self.result = _Result(label)
 
     def __call__(self) -> object:
@@ -241,11 +243,21 @@ class _Body:
             ex.point()
             ex.note("runs its body", op="body")
         self.entered += 1
+        self.inside = _books_of(self.guard)
         if self.behaviour in ("cancels", "cancels_fails"):
             object.__setattr__(self.guard, "_labkit_cancelled", True)
         if self.behaviour in ("fails", "cancels_fails"):
             raise BodyFailed(f"the body of {self.label} failed")
         return self.result
+
+
+def _books_of(guard: object) -> tuple[bool, bool]:
+    """Whether the guard's ``admitted``, and some count in its ``seen``, are above 0 now: read past the
+    checker's hooks (``dict.values`` of a watched dict is no scheduling point)."""
+    state = object.__getattribute__(guard, "__dict__")
+    admitted, seen = state.get("admitted"), state.get("seen")
+    counted = isinstance(seen, dict) and any(isinstance(n, int) and n > 0 for n in dict.values(seen))
+    return isinstance(admitted, int) and admitted > 0, counted
 
 
 class _Result:
@@ -270,6 +282,7 @@ class _Subject:
     written: set[str] = field(default_factory=set)
     reset: Callable[[], None] = lambda: None  # frees the module-level locks the check swapped in
     body_under_lock: tuple[Script, tuple[str, ...]] | None = None  # the first script whose body ran locked
+    counted_in_body: list[bool] = field(default_factory=lambda: [False, False])  # admitted, seen: ever counted
 
     def make(self, script: Script) -> Any:
         self.reset()
@@ -294,11 +307,13 @@ class _Subject:
         try:
             answer = guard.admit(body) if self.simple else guard.admit(step.attempt, body)
         except BodyFailed:
+            self._saw(body)
             return ("fails", body.entered)
         except _explore.Abandoned:
             raise
         except Exception as exc:
             return (f"raised {type(exc).__name__}: {exc}", body.entered)
+        self._saw(body)
         if self.simple:
             if answer is True:
                 return (_RAN, body.entered)
@@ -312,6 +327,11 @@ class _Subject:
         if body.entered:
             return ("returned something else than what body() returned", body.entered)
         return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
+
+    def _saw(self, body: _Body) -> None:
+        """Notes whether the guard's books held a count while an admitted call's body ran."""
+        self.counted_in_body[0] |= body.inside[0]
+        self.counted_in_body[1] |= body.inside[1]
 
 
 def _mutable(value: object) -> bool:
@@ -1038,6 +1058,7 @@ class GuardReport:
     summary: str = ""
     found_in: str = ""
     preemptions: int = 0
+    shown: tuple[Script, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -1067,9 +1088,14 @@ def _explain_alone(
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
     faults: Sequence[Fault],
     shown: tuple[Script, int] | None = None,
-) -> tuple[tuple[str, ...], list[str]]:
-    """The known faults that give the learner's answers on every script tried (singles, then pairs); their
-    words take their example from ``shown``, the script and the call the report shows (:meth:`Fault.said_at`)."""
+    agree: Callable[[Rules, bool], bool] = lambda rules, strict: True,
+) -> tuple[tuple[str, ...], list[str], list[str]]:
+    """The known faults that give the learner's answers on every script tried (singles, then pairs), or
+    else the signature the guard was seen to use (:mod:`.signatures`), alone or with one known fault: their
+    ids, their words (with the example from ``shown``, the script and the call the report shows:
+    :meth:`Fault.said_at`) and the lines of the probe an example came from. Faults the guard's books
+    contradict (``agree``: :func:`_books_agree`) come only when none agrees: single faults, then pairs,
+    that agree with every book; then with the books kept while bodies ran; then any."""
 
     def same(rules: Rules) -> bool:
         return all(rules.run(script) == answers for script, answers in tried)
@@ -1077,18 +1103,65 @@ def _explain_alone(
     def said(fault: Fault) -> str:
         return fault.said_at(*shown) if shown is not None else fault.said
 
-    singles = [f for f in faults if same(f.rules)]
-    if singles:
-        ids = tuple(dict.fromkeys(f.id for f in singles))
-        words = list(dict.fromkeys(said(f) for f in singles))
-        return ids, words[:2]
-    for f, g in itertools.combinations(faults, 2):
-        if f.id == g.id:
-            continue
-        merged = _merge(f.rules, g.rules)
-        if merged is not None and same(merged):
-            return (f.id, g.id), [said(f), said(g)]
-    return (), []
+    singles = [((f,), f.rules) for f in faults if same(f.rules)]
+    pairs: list[tuple[tuple[Fault, ...], Rules]] = []
+    if not [1 for _fs, rules in singles if agree(rules, True)]:
+        pairs = [
+            ((f, g), merged)
+            for f, g in itertools.combinations(faults, 2)
+            if f.id != g.id and (merged := _merge(f.rules, g.rules)) is not None and same(merged)
+        ]
+    tiers = [
+        [fs for fs, rules in found if agree(rules, strict)] for strict in (True, False) for found in (singles, pairs)
+    ]
+    found = next((tier for tier in tiers if tier), None) or [fs for fs, _r in singles or pairs]
+    learned = None
+    if not subject.simple and (not found or any(f.rules.key != REFERENCE.key for f in found[0])):
+        learned = _signatures.learned_rules(lambda script: _alone(subject, script, subject.files))
+    by_id = {f.id: f for f in faults if f.example}
+
+    def known(fault_id: str, pair: tuple[Attempt, Attempt]) -> str:
+        return _(by_id[fault_id].example).format(other=pair[0], call=pair[1])
+
+    keyed = [f for f in (found[0] if found else ()) if f.rules.key != REFERENCE.key]
+    if found and (not keyed or learned is None or _signatures.same_signature(keyed[0].rules, learned)):
+        ids, words = _found_words(found, said)
+        if not keyed or learned is None:
+            return ids, words, []
+        _ids, seen_words, lines = _signatures.signature_words(learned, known, shown)  # its example: what ran
+        return ids, [seen_words[0] if w == said(keyed[0]) else w for w in words], lines
+    if learned is None:
+        return (), [], []
+
+    plain = [f for f in faults if f.rules.key == REFERENCE.key]
+    with_learned = [(f, _merge(f.rules, learned)) for f in plain]
+    tries: list[tuple[Fault | None, Rules]] = [(None, learned)]
+    tries += sorted(((f, m) for f, m in with_learned if m is not None), key=lambda fm: not agree(fm[1], True))
+    for extra, rules in tries:  # the faults the books agree with first
+        if same(rules):
+            ids, words, lines = _signatures.signature_words(learned, known, shown)
+            if extra is not None:
+                ids, words = (*ids, extra.id), [*words, said(extra)]
+            return ids, words, lines
+    return (*_found_words(found, said), []) if found else ((), [], [])
+
+
+def _found_words(found: Sequence[tuple[Fault, ...]], said: Callable[[Fault], str]) -> tuple[tuple[str, ...], list[str]]:
+    """The ids and the words of the known faults that explain every answer: each single one (at most two said),
+    or the first pair, and a line for another pair no script tells from it."""
+    ids = tuple(dict.fromkeys(f.id for faults in found for f in faults))
+    if len(found[0]) == 1:
+        return ids, list(dict.fromkeys(said(faults[0]) for faults in found))[:2]
+    words = [said(f) for f in found[0]]
+    first = {f.id for f in found[0]}
+    other = next((f for faults in found[1:] for f in faults if f.id not in first), None)
+    if other is not None:
+        words.append(
+            _("no script tells this from another mistake, which gives every answer the same: {words}").format(
+                words=said(other)
+            )
+        )
+    return ids, words
 
 
 def _merge(a: Rules, b: Rules) -> Rules | None:
@@ -1263,7 +1336,8 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
                 found_in="alone",
             )
         tried.append((script, answers))
-    wrong = next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
+    raised = next(((s, a) for s, a in tried if any(x.startswith("raised ") for x, _b in a)), None)
+    wrong = raised or next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
         return _report_alone(guard_class.__name__, subject, tried, wrong, kept_books)
     miscounted = _miscounted(subject, kept_books, simple)
@@ -1369,7 +1443,9 @@ def _report_alone(
     script, answers = wrong
     right = REFERENCE.run(script)
     k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
-    ids, words = _explain_alone(subject, tried, SIMPLE_FAULTS if subject.simple else FAULTS, (script, k))
+    k = next((i for i, (a, _b) in enumerate(answers) if a.startswith("raised ")), k)  # a raise is the fault shown
+    faults = SIMPLE_FAULTS if subject.simple else FAULTS
+    ids, words, probe_lines = _explain_alone(subject, tried, faults, (script, k), _books_agree(subject, kept_books))
     before = ", ".join(f"{c.attempt} {_answer(a[0])}" for c, a in zip(script.calls[:k], right[:k], strict=True))
     setting = script.setting() if not subject.simple else _("a limit of {n}").format(n=script.tool_calls)
     details = [
@@ -1382,32 +1458,88 @@ def _report_alone(
             call=script.calls[k], yours=_answer_words(answers[k]), rules=_answer_words(right[k])
         ),
     ]
+    special = _answer_problem(answers[k], right[k], tried)
     if words:
         problems = tuple(words)
-    elif answers[k][0].startswith("raised NotImplementedError") or (
-        all(
-            a == ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
-            for _, result in tried
-            for a in result
-        )
-    ):
-        problems = (_("admit is not written yet: return body()'s result, or why the call is refused"),)
-        details = []  # every call got the same non-answer: no call to show
-    elif answers[k][0].startswith(("raised", "returned")):
-        problems = (_("admit {answer}").format(answer=_answer(answers[k][0])),)
-    elif answers[k][0] == right[k][0] and answers[k][0] in REFUSAL.values() and answers[k][1] > right[k][1]:
-        problems = (  # the right refusal, but the body ran before it: the checks came too late
-            _(
-                "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
-                " no body, so every check comes before body()"
-            ).format(status=answers[k][0]),
-        )
+        details += probe_lines
+    elif special is not None:
+        problems, ids = special[:2]
+        if special[2]:
+            details = []  # every call got the same non-answer: no call to show
     else:
-        problems = (_("this call got another answer than the rules give (no known mistake explains every answer)"),)
+        problems = (
+            _(
+                "{call} got another answer than the rules give: your guard {yours}, where the rules {rules}; no"
+                " known mistake explains every answer, so look at what your guard counted before it (above)"
+            ).format(call=script.calls[k], yours=_answer_words(answers[k]), rules=_answer_words(right[k])),
+        )
         books = _books_before(subject, script, k, kept_books)
         if books is not None:
             details.append(books)
-    return GuardReport(name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone")
+    return GuardReport(
+        name, problems, ids or ("unexplained",), tuple(details), len(tried), found_in="alone", shown=(script, k)
+    )
+
+
+def _answer_problem(
+    yours: tuple[str, int], right: tuple[str, int], tried: list[tuple[Script, tuple[tuple[str, int], ...]]]
+) -> tuple[tuple[str, ...], tuple[str, ...], bool] | None:
+    """The problem, the fault ids and whether to show no call, for an answer no rules give: admit not
+    written, an error raised or a non-answer returned, a refusal after the body ran; ``None`` otherwise."""
+    unwritten = ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
+    if yours[0].startswith("raised NotImplementedError") or all(a == unwritten for _, result in tried for a in result):
+        return (_("admit is not written yet: return body()'s result, or why the call is refused"),), (), True
+    if yours[0].startswith(("raised", "returned")):
+        return (
+            (_("admit {answer}").format(answer=_answer(yours[0])),),
+            ("raised",) * yours[0].startswith("raised"),
+            False,
+        )
+    if yours[0] == right[0] and yours[0] in REFUSAL.values() and yours[1] > right[1]:
+        problem = _(  # the right refusal, but the body ran before it: the checks came too late
+            "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
+            " no body, so every check comes before body()"
+        ).format(status=yours[0])
+        return (problem,), ("body_before_check",), False
+    return None
+
+
+def _books_agree(
+    subject: _Subject, kept_books: Sequence[tuple[Script, object, object]]
+) -> Callable[[Rules, bool], bool]:
+    """Whether rules agree with what the guard's books were seen to hold: at the end of each script, the
+    rules' own books (:func:`_books_differ`); while each body ran, a count never added to never went above 0
+    (``budget_never_counted``), and one given back after every body held the attempt
+    (``given_back_after_every_body``), which answer every script alike and end with the same books. A guard
+    whose books are under names of its own contradicts none. Not ``strict``: the books kept while bodies ran
+    only."""
+    ended = [
+        any(isinstance(kept[1], int) and kept[1] > 0 for kept in kept_books),
+        any(
+            isinstance(kept[2], dict) and any(n > 0 for n in kept[2].values() if isinstance(n, int))
+            for kept in kept_books
+        ),
+    ]
+    above = [e or inside for e, inside in zip(ended, subject.counted_in_body, strict=True)]
+    if not any(above):
+        return lambda rules, strict: True
+
+    def agree(rules: Rules, strict: bool) -> bool:
+        for script, admitted, seen in kept_books if strict else ():
+            books = isinstance(admitted, int) and isinstance(seen, dict)
+            if books and _books_differ(admitted, seen, rules.run_with_state(script)[1], subject.simple):
+                return False
+        if rules.counts != "both":
+            return not above[0 if rules.counts == "seen" else 1]
+        if rules.refund_always:
+            return all(
+                subject.counted_in_body[i]
+                for i, part in enumerate(("budget", "signature"))
+                if rules.refund in (part, "both")
+            )
+        return True
+
+    return agree
 
 
 def _books_before(

@@ -120,6 +120,17 @@ ALPHABET = (
 three texts), other ids, the other tool with the same arguments (a different signature), arguments
 in another order, a list in another order, and a decimal written two ways."""
 
+LOOKALIKES = (
+    _call("tag_ticket", '{"input": 42, "tags": ["A", "b"]}', input=42, tags=["A", "b"]),
+    _call("tag_ticket", '{"input": 42, "tags": ["a ", "b"]}', input=42, tags=["a ", "b"]),
+)
+"""Calls that differ from ``ALPHABET[6]`` only in a letter's case or a space inside an argument: other
+arguments, so other signatures (a signature casefolded, or with its spaces taken out, merges them). Only in
+hand-made scripts and in the probes of a guard's signature, so the generated scripts stay as they were."""
+
+PROBED = (*ALPHABET, *LOOKALIKES)
+"""Every call a script makes: the calls whose signatures the checker probes (:func:`_key` ``"learned"``)."""
+
 
 @dataclass(frozen=True)
 class Call:
@@ -172,7 +183,10 @@ class State:
     cancelled: bool = False
 
 
-def _key(kind: str, call: Attempt) -> str:
+def _key(kind: str, call: Attempt, classes: tuple[tuple[tuple[str, str], int], ...] = ()) -> str:
+    if kind == "learned":  # the signature a guard was seen to use: its class among the probed calls
+        found = dict(classes).get((call.tool, call.raw))
+        return f"class {found}" if found is not None else signature(call.tool, call.arguments)
     if kind == "raw":
         return call.tool + ":" + call.raw
     if kind == "parsed":
@@ -195,11 +209,21 @@ class Rules:
         key: what makes two calls "the same": ``"signature"`` (tool name +
             canonical arguments), ``"raw"`` (the raw text), ``"parsed"`` (the raw text parsed as
             JSON, not bound to the tool's types), ``"tool"`` (the
-            name only) or ``"arguments"`` (the arguments only).
+            name only), ``"arguments"`` (the arguments only) or ``"learned"`` (the classes a guard was
+            seen to put the probed calls in, ``classes``).
+        classes: for ``key="learned"``, ``((tool, raw), class)`` of each probed call.
         refund: a failed body's attempt is given back: ``""`` (never),
-            ``"budget"`` or ``"both"`` (budget and signature).
+            ``"budget"``, ``"signature"`` or ``"both"`` (budget and signature).
+        refund_always: the refund follows every body, not only a failed one (a ``finally:``).
         count_refused: a refused call counts against the budget too.
+        refusal_counts: ``(check, n)``: a call that ``check`` refuses adds ``n`` to the budget's count
+            (``1``: it is counted; ``-1``: a place is given back though nothing was reserved).
         budget_per_tool: the budget is counted per tool name, not for the whole run.
+        budget_per_signature: the budget is counted per signature (``seen[key]`` against ``tool_calls``).
+        permission: what is looked for in the grants: ``"capability"`` (labkit) or ``"tool"`` (the
+            tool's name, which no grant holds).
+        counts: what a reservation adds to: ``"both"`` (labkit), ``"seen"`` (the budget's count is never
+            added to) or ``"admitted"`` (the signature's count is never added to).
         recheck: cancellation is checked again after the body.
         body_first: the body runs before the checks.
     """
@@ -213,19 +237,32 @@ class Rules:
     recheck: bool = True
     body_first: bool = False
     budget_per_tool: bool = False
+    budget_per_signature: bool = False
+    refund_always: bool = False
+    refusal_counts: tuple[tuple[str, int], ...] = ()
+    permission: str = "capability"
+    classes: tuple[tuple[tuple[str, str], int], ...] = ()
+    counts: str = "both"
+
+    def key_of(self, call: Attempt) -> str:
+        """What makes two calls the same under these rules (:func:`_key`)."""
+        return _key(self.key, call, self.classes)
 
     def refusal(
         self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]
     ) -> str | None:
+        key = self.key_of(call)
         for check in self.order:
             if check == "cancelled" and state.cancelled:
                 return check
-            if check == "permission" and call.capability not in granted:
+            if check == "permission" and (call.tool if self.permission == "tool" else call.capability) not in granted:
                 return check
             admitted = state.by_tool.get(call.tool, 0) if self.budget_per_tool else state.admitted
+            if self.budget_per_signature:
+                admitted = state.seen.get(key, 0)
             if check == "tool_budget" and admitted >= tool_calls + self.budget_slack:
                 return check
-            if check == "repetition" and state.seen.get(_key(self.key, call), 0) >= repetitions + self.repeat_slack:
+            if check == "repetition" and state.seen.get(key, 0) >= repetitions + self.repeat_slack:
                 return check
         return None
 
@@ -252,28 +289,33 @@ class Rules:
                 return ("fails", 1)
         refused = self.refusal(state, call, script.tool_calls, script.repetitions, script.granted)
         if refused is not None:
-            if self.count_refused:
-                state.admitted += 1
-                state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
+            counted = int(self.count_refused) + dict(self.refusal_counts).get(refused, 0)
+            state.admitted += counted
+            state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + counted
             return (REFUSAL[refused], int(self.body_first))
-        key = _key(self.key, call)
-        state.admitted += 1
-        state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
-        state.seen[key] = state.seen.get(key, 0) + 1
+        key = self.key_of(call)
+        if self.counts != "seen":
+            state.admitted += 1
+            state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
+        if self.counts != "admitted":
+            state.seen[key] = state.seen.get(key, 0) + 1
         if self.body_first:
             return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
-        if step.body == "cancels_fails":
-            state.cancelled = True  # the run stops while the body runs; its error still settles the call
-        if step.body in ("fails", "cancels_fails"):
-            if self.refund:
-                state.admitted -= 1
-                state.by_tool[call.tool] -= 1
-                if self.refund == "both":
-                    state.seen[key] -= 1
+        if step.body in ("cancels", "cancels_fails"):
+            state.cancelled = True  # the run stops while the body runs; a failing body's error still settles the call
+        failed = step.body in ("fails", "cancels_fails")
+        if self.refund and (failed or self.refund_always):
+            self._give_back(state, call.tool, key)
+        if failed:
             return ("fails", 1)
-        if step.body == "cancels":
-            state.cancelled = True
         return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
+
+    def _give_back(self, state: State, tool: str, key: str) -> None:
+        if self.refund in ("budget", "both"):
+            state.admitted -= 1
+            state.by_tool[tool] = state.by_tool.get(tool, 0) - 1
+        if self.refund in ("signature", "both"):
+            state.seen[key] = state.seen.get(key, 0) - 1
 
 
 REFERENCE = Rules()
@@ -316,7 +358,7 @@ class Fault:
             if answers[j][0] not in ("ran", "fails", "Cancelled") or not answers[j][1]:
                 continue  # refused: never counted
             other = script.calls[j].attempt
-            same_here = _key(self.rules.key, other) == _key(self.rules.key, call)
+            same_here = self.rules.key_of(other) == self.rules.key_of(call)
             same_in_labkit = _key(REFERENCE.key, other) == _key(REFERENCE.key, call)
             if same_here != same_in_labkit:
                 return other
@@ -346,7 +388,9 @@ def _order_words(order: tuple[str, ...], _: Callable[[str], str] = N_) -> tuple[
             return ids[name], _(
                 "your guard does not check cancellation before the rules: a cancelled run admits nothing"
             )
-        return ids[name], _("your guard never asks {check}").format(check=_check_words(name, _))
+        return ids[name], _(
+            "your guard never refuses a call for {check}: it does not ask it, or its answer never says no"
+        ).format(check=_check_words(name, _))
     for a, b in itertools.combinations(CHECKS, 2):
         if order.index(a) > order.index(b):
             return (
@@ -411,18 +455,25 @@ def _faults() -> tuple[Fault, ...]:
             "signature_per_tool",
             Rules(key="tool"),
             N_(
-                "the signature is the tool name only, so read_ticket(1) repeats read_ticket(2); the arguments count too"
+                "the signature leaves the arguments' values out (it is the tool name alone, or with the argument"
+                " names), so read_ticket(1) repeats read_ticket(2); the values count too"
             ),
-            N_("the signature is the tool name only, so {call} repeats {other}; the arguments count too"),
+            N_(
+                "the signature leaves the arguments' values out (it is the tool name alone, or with the argument"
+                " names), so {call} repeats {other}; the values count too"
+            ),
         ),
         Fault(
             "signature_ignores_tool",
             Rules(key="arguments"),
             N_(
-                "the signature is the arguments only, so finish_review(42) repeats read_ticket(42); "
-                "the tool name counts too"
+                "the signature leaves the tool name out (it is made of the arguments alone), so finish_review(42)"
+                " repeats read_ticket(42); the tool name counts too"
             ),
-            N_("the signature is the arguments only, so {call} repeats {other}; the tool name counts too"),
+            N_(
+                "the signature leaves the tool name out (it is made of the arguments alone), so {call} repeats"
+                " {other}; the tool name counts too"
+            ),
         ),
         Fault(
             "failed_body_refunded",
@@ -438,6 +489,131 @@ def _faults() -> tuple[Fault, ...]:
             N_(
                 "a failed body's attempt and its signature are given back (or counted only when the body "
                 "succeeds); the reservation stands even if the body fails"
+            ),
+        ),
+        Fault(
+            "failed_body_refunded",
+            Rules(refund="signature"),
+            N_(
+                "a failed body's signature is given back (its count in self.seen), so the same call may run again;"
+                " the reservation stands even if the body fails"
+            ),
+        ),
+        *(
+            Fault(
+                "given_back_after_every_body",
+                Rules(refund=what, refund_always=True),
+                words,
+            )
+            for what, words in (
+                (
+                    "budget",
+                    N_(
+                        "your guard gives the attempt's budget place back after every body, not only a failed one"
+                        " (in a `finally:` block?): an admitted attempt counts for the whole run"
+                    ),
+                ),
+                (
+                    "signature",
+                    N_(
+                        "your guard gives the signature's count back after every body, not only a failed one"
+                        " (in a `finally:` block?): an admitted attempt counts for the whole run"
+                    ),
+                ),
+                (
+                    "both",
+                    N_(
+                        "your guard gives the attempt and its signature back after every body, not only a failed"
+                        " one (in a `finally:` block?): an admitted attempt counts for the whole run"
+                    ),
+                ),
+            )
+        ),
+        *(
+            Fault(
+                "refused_calls_counted",
+                Rules(refusal_counts=((check, 1),)),
+                words,
+            )
+            for check, words in (
+                (
+                    "repetition",
+                    N_(
+                        "a call the repetition rule refuses still counts against the budget (reserved before the"
+                        " repetition check and kept); only admitted attempts count"
+                    ),
+                ),
+                (
+                    "permission",
+                    N_(
+                        "a call refused for permission still counts against the budget (reserved before the"
+                        " permission check and kept); only admitted attempts count"
+                    ),
+                ),
+            )
+        ),
+        *(
+            Fault(
+                "refusal_gives_back",
+                Rules(refusal_counts=((check, -1),)),
+                words,
+            )
+            for check, words in (
+                (
+                    "repetition",
+                    N_(
+                        "your guard gives a budget place back when the repetition rule refuses a call, though that"
+                        " call reserved nothing: a refusal changes no count"
+                    ),
+                ),
+                (
+                    "tool_budget",
+                    N_(
+                        "your guard gives a budget place back when the tool budget refuses a call, though that"
+                        " call reserved nothing: a refusal changes no count"
+                    ),
+                ),
+                (
+                    "permission",
+                    N_(
+                        "your guard gives a budget place back when it refuses a call for permission, though that"
+                        " call reserved nothing: a refusal changes no count"
+                    ),
+                ),
+            )
+        ),
+        Fault(
+            "permission_refuses_granted",
+            Rules(permission="tool"),
+            N_(
+                "your guard refuses every call for permission, granted or not: it looks for something else than"
+                " the call's capability in the grants (the tool's name?); check call.capability in self.granted"
+            ),
+        ),
+        Fault(
+            "budget_never_counted",
+            Rules(counts="seen"),
+            N_(
+                "your guard never counts an admitted attempt: self.admitted never went above 0 on any script,"
+                " even while a body ran, so the tool budget never refuses a call; add one to it in the same"
+                " `with` block as the checks"
+            ),
+        ),
+        Fault(
+            "repetition_never_counted",
+            Rules(counts="admitted"),
+            N_(
+                "your guard never counts a signature: no count in self.seen went above 0 on any script, even"
+                " while a body ran, so the repetition rule never refuses a call; add one to self.seen[key] in"
+                " the same `with` block as the checks"
+            ),
+        ),
+        Fault(
+            "budget_per_signature",
+            Rules(budget_per_signature=True),
+            N_(
+                "the tool budget is counted per signature (self.seen[key] against tool_calls); it counts every"
+                " attempt of the run, whatever the call"
             ),
         ),
         Fault(
@@ -479,6 +655,8 @@ _SIMPLE_IDS = {
     "budget_admits_one_too_many",
     "budget_refuses_one_too_early",
     "failed_body_refunded",
+    "given_back_after_every_body",
+    "budget_never_counted",
     "body_before_check",
 }  # counting refused calls cannot show with one budget: once full, it stays full
 """Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
@@ -486,7 +664,8 @@ _SIMPLE_IDS = {
 SIMPLE_FAULTS = tuple(
     f
     for f in FAULTS
-    if (f.rules.order == ("cancelled", "permission", "repetition") or f.id in _SIMPLE_IDS) and f.rules.refund != "both"
+    if (f.rules.order == ("cancelled", "permission", "repetition") or f.id in _SIMPLE_IDS)
+    and f.rules.refund in ("", "budget")
 )
 """The faults the one-budget exercise (``admit(body)``) can show: no permission, no signatures."""
 
@@ -533,6 +712,7 @@ def scripts(*, simple: bool = False, count: int = 160, seed: int = 10) -> tuple[
             for a, b in ((ALPHABET[0], ALPHABET[1]), (ALPHABET[6], ALPHABET[7]), (ALPHABET[9], ALPHABET[10]))
         ),
         Script((Call(ALPHABET[6]), Call(ALPHABET[8])), tool_calls=3, repetitions=1),  # a list in another order
+        *(Script((Call(ALPHABET[6]), Call(a)), tool_calls=3, repetitions=1) for a in LOOKALIKES),  # "A", "a "
         Script((Call(r42), Call(ALPHABET[11])), tool_calls=3, repetitions=1),  # "42" binds to 42: a repeat
         # budgets and repetitions of 0 and above 3
         Script((Call(r1),), tool_calls=0, repetitions=1),
