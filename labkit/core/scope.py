@@ -280,7 +280,7 @@ class ExecutionScope(RunLifecycle):
                 if refusal is not None:
                     self._halt_locked(refusal)
             self._tool_calls += 1
-            self._signatures[key] = self._signatures.get(key, 0) + 1
+            self._signatures[key] = attempt.signature_attempts + 1
             self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 
