@@ -63,8 +63,8 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Any:
-    """Run a sync body on a worker thread (:mod:`labkit.core._machinery.workers`); await it, abandon it on cancellation.
+def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], tool: str) -> Awaitable[Any]:
+    """Start a sync body on a worker thread (:mod:`labkit.core._machinery.workers`); the caller awaits what it returns.
 
     Python cannot stop a thread: a cancelled run stops waiting, the body goes
     on alone and its late result is dropped (why not ``asyncio.to_thread``:
@@ -87,7 +87,7 @@ async def _run_in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], 
         except BaseException as exc:  # the body's own KeyboardInterrupt, SystemExit, ...: settle the call
             raise _body_error(tool, exc) from exc
 
-    return await workers.run_body(body, {})
+    return workers.run_body(body, {})  # the future itself: the caller awaits it
 
 
 def _body_error(tool: str, exc: BaseException) -> ToolBodyError:

@@ -30,6 +30,7 @@ from typing import Any
 from . import rules
 from ._machinery.checked import checked_once
 from ._machinery.shared_events import event
+from ._machinery.unlocked import nothing_happened
 from .binding import Shape
 from .cancellation import ABANDON_GRACE_S, CancelToken, State
 from .errors import CapabilitiesError, DuplicateToolError, ToolDefinitionError, UserError
@@ -228,6 +229,8 @@ class ExecutionScope(RunLifecycle):
             asyncio.CancelledError: the caller cancelled the run.
             ScopeStateError: the scope's run has ended.
         """
+        if nothing_happened(self):  # the common case, read without the lock (labkit.core._machinery.unlocked)
+            return
         with self._lock:
             self._check_locked()
 
