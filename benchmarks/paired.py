@@ -24,6 +24,8 @@ Comparisons:
   2-core machine of issue 13: 26 µs CPU with both threads on one CPU, 49 µs CPU / 62 µs wall
   on two); ``taskset -c 0 python -m benchmarks.paired --only sync_body thread_handoff``
   shows the one-CPU figures;
+* ``sync_body_handoff``: ``sync_body``'s A / ``thread_handoff``'s A, paired: what labkit's path adds to
+  the bare hand-off (issue 21's target: at most 1.3×, both measured in the same run);
 * ``closure_tools``: a run whose two tool bodies are closures made for that run / the
   same run with module-level bodies;
 * ``floor_harness`` / ``floor_simple``: ``await labkit.prepare("complete", agent=...).arun()`` / the
@@ -161,9 +163,8 @@ def sync_body(rounds: int, number: int = 300) -> dict[str, Any]:
     return _per_call(result, number)
 
 
-def thread_handoff(rounds: int, number: int = 300) -> dict[str, Any]:
-    """A round trip loop -> waiting thread -> loop with nothing else in it / the loop settling its own future."""
-    loop = asyncio.new_event_loop()
+def _handoff(loop: asyncio.AbstractEventLoop, number: int) -> Callable[[], Any]:
+    """``number`` round trips loop -> waiting thread -> loop with nothing else in them (the floor under a sync body)."""
     wake, box = threading.Lock(), []
     wake.acquire()
 
@@ -181,6 +182,29 @@ def thread_handoff(rounds: int, number: int = 300) -> dict[str, Any]:
             box.append(future)
             wake.release()
             await future
+
+    return handed_over
+
+
+def sync_body_handoff(rounds: int, number: int = 300) -> dict[str, Any]:
+    """A sync body awaited inside a run (the ``sync_body`` row's A) / the bare hand-off (``thread_handoff``'s A)."""
+    scope = labkit.ExecutionScope(HUGE, {"x"})
+    stool = scope.tool("echo_sync", "x", _echo_sync)
+    loop = asyncio.new_event_loop()
+    handed_over = _handoff(loop, number)
+
+    async def calls() -> None:
+        for i in range(number):
+            assert await stool.ainvoke({"n": i}) == i
+
+    result = pair(lambda: loop.run_until_complete(calls()), lambda: loop.run_until_complete(handed_over()), 1, rounds)
+    return _per_call(result, number)
+
+
+def thread_handoff(rounds: int, number: int = 300) -> dict[str, Any]:
+    """A round trip loop -> waiting thread -> loop with nothing else in it / the loop settling its own future."""
+    loop = asyncio.new_event_loop()
+    handed_over = _handoff(loop, number)
 
     async def same_thread() -> None:
         for _ in range(number):
@@ -320,6 +344,7 @@ def main() -> None:
             "sync_run_in_a_loop",
             "sync_body",
             "thread_handoff",
+            "sync_body_handoff",
             "closure_tools",
             "floor_harness",
             "floor_simple",

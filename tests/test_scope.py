@@ -520,3 +520,56 @@ def test_a_rule_added_to_guard_rules_is_asked_on_every_call(monkeypatch) -> None
     assert info.value.reason is labkit.StopReason.PERMISSION_DENIED
     assert entered == []
     assert [e.kind for e in scope.events] == ["PermissionDenied"]
+
+
+# -- step 4's re-check, read without the lock when nothing happened (labkit/core/_machinery/unlocked.py) --
+
+
+def _body_that(act: object) -> object:
+    def body(x: int) -> int:
+        act()  # type: ignore[operator]
+        return x
+
+    return body
+
+
+def test_the_recheck_after_a_body_sees_every_way_the_run_can_stop_while_it_ran() -> None:
+    """Each stop made *while a body runs* drops its result, though the re-check reads without the lock."""
+    from labkit.core._machinery.unlocked import nothing_happened
+
+    clock = FakeClock()
+    scope = _scope(clock, deadline_s=10)
+    assert not nothing_happened(scope)  # not started: no deadline yet, so the locked check starts the run
+    scope.check_cancellation()
+    assert scope.usage.elapsed_s == 0.0 and nothing_happened(scope)
+    late = scope.tool("late", GRANTED, _body_that(lambda: clock.advance(10)))  # the deadline passes in the body
+    with pytest.raises(RunHalted) as info:
+        late.invoke({"x": 1})
+    assert info.value.reason is StopReason.DEADLINE_EXCEEDED and not info.value.refused
+    assert triples(scope.events)[-1] == ("DeadlineExceeded", "run", 1)
+
+    scope = _scope()
+    other = scope.tool("other", GRANTED, Probe().body)
+
+    def stop_from_another_thread() -> None:  # a stop recorded elsewhere while this body runs
+        thread = threading.Thread(target=lambda: pytest.raises(RunHalted, other.invoke, {"x": 1}))
+        with scope._lock:
+            scope._record_stop_locked(Refusal(StopReason.TOOL_BUDGET, "other", 1, "stopped"))
+        thread.start()
+        thread.join()
+
+    stopper = scope.tool("stopper", GRANTED, _body_that(stop_from_another_thread))
+    with pytest.raises(RunHalted) as info:
+        stopper.invoke({"x": 2})
+    assert info.value.reason is StopReason.TOOL_BUDGET and not info.value.refused
+
+    scope = _scope()
+    caller = scope.tool("caller", GRANTED, _body_that(lambda: scope._cancel_by_caller()))
+    with pytest.raises(asyncio.CancelledError):
+        caller.invoke({"x": 3})
+
+    scope = _scope()
+    ended = scope.tool("ended", GRANTED, _body_that(lambda: scope._finish()))
+    with pytest.raises(ScopeStateError):
+        ended.invoke({"x": 4})
+    assert not nothing_happened(scope)

@@ -18,7 +18,6 @@ The raw body is never handed out, so a direct call (outside any loop) goes throu
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -30,7 +29,7 @@ from ._machinery.shapes import schema_text
 from ._machinery.sync import run_sync
 from .arguments import _json_shaped
 from .binding import Shape, _body_shape, bind
-from .bodies import _awaited, _not_a_generator, _run_in_daemon_thread, _running_loop
+from .bodies import _awaitable, _awaited, _not_a_generator, _run_in_daemon_thread, _running_loop
 from .cancellation import CancelToken
 from .errors import RunHalted, ToolArgumentsError, ToolBodyError
 from .signature import NonFiniteNumber, _encode_str, _number, signature
@@ -150,7 +149,7 @@ class GuardedTool:
                 result = await self._body(**kwargs)
             else:
                 result = await _run_in_daemon_thread(self._body, kwargs, self.name)
-            if inspect.isawaitable(result):  # declared sync, but gave an awaitable: await it
+            if _awaitable(result):  # declared sync, but gave an awaitable: await it
                 result = await result
         except RunHalted as halt:
             raise self._dropped(halt) from halt
@@ -181,7 +180,7 @@ class GuardedTool:
             kwargs[self._token_param] = self._scope._token
         try:
             result = self._body(**kwargs)
-            if inspect.isawaitable(result):
+            if _awaitable(result):
                 result = run_sync(_awaited(result))
         except RunHalted as halt:
             raise self._dropped(halt) from halt

@@ -30,6 +30,7 @@ from typing import Any
 from . import rules
 from ._machinery.checked import checked_once
 from ._machinery.shared_events import event
+from ._machinery.unlocked import nothing_happened
 from .binding import Shape
 from .cancellation import ABANDON_GRACE_S, CancelToken, State
 from .errors import CapabilitiesError, DuplicateToolError, ToolDefinitionError, UserError
@@ -228,6 +229,8 @@ class ExecutionScope(RunLifecycle):
             asyncio.CancelledError: the caller cancelled the run.
             ScopeStateError: the scope's run has ended.
         """
+        if nothing_happened(self):  # the common case, read without the lock (labkit.core._machinery.unlocked)
+            return
         with self._lock:
             self._check_locked()
 
@@ -280,7 +283,7 @@ class ExecutionScope(RunLifecycle):
                 if refusal is not None:
                     self._halt_locked(refusal)
             self._tool_calls += 1
-            self._signatures[key] = self._signatures.get(key, 0) + 1
+            self._signatures[key] = attempt.signature_attempts + 1
             self._records.append((_TOOL_CALL, tool.name, self._tool_calls))
             return self._tool_calls
 

@@ -10,6 +10,9 @@ pays; the project keeps a speed trick only when it buys at least 5 % of a run):
   ``asyncio.to_thread`` would hold the run, and the interpreter's exit); reusing the threads
   instead of one per call buys ×0.36 (0.26–0.89) per sync call (``benchmarks.paired``,
   ``sync_body`` against ``thread_handoff``; docs/benchmarks.md, *What changed for these figures*).
+  :func:`~.workers.run_body` returns its future for the caller to await (no coroutine of its own,
+  nor one in :mod:`labkit.core.bodies`): ~8,000 of ~136,000 instructions per sync body in a run,
+  6 % (callgrind, every thread; ``benchmarks.paired``'s ``sync_body_handoff`` calls).
 * :mod:`.sync`: the sync bridge, a coroutine run to its end from sync code (``labkit.run``, a
   direct ``invoke`` of an async body), in a script, a console or a running Jupyter kernel, with
   Ctrl+C as the caller's cancellation. Each thread keeps its event loop open for the next run
@@ -33,6 +36,10 @@ pays; the project keeps a speed trick only when it buys at least 5 % of a run):
   remembered): checking them every run costs ×1.04–1.08 a complete run, median 1.05 (six paired
   runs of 101–301 interleaved rounds, the door checks on against off in one process; ``python -m
   benchmarks.tricks``, ``door_checks_once``).
+* :mod:`.unlocked`: step 4's re-check after a tool body reads the run's token and deadline without
+  the lock when nothing has happened (anything else takes the locked check): about 3,000 of ~55,000
+  instructions per guarded call, 5.5 % of the call and ~10 % of the guard's own overhead (callgrind,
+  ``benchmarks.guard``'s calls; docs/benchmarks.md, section 3).
 * :mod:`.frozen`: read-only JSON containers, for the tool specs runs share, so one run (or a
   transport) cannot alter what the next run shows the model. A promise, not a speed-up: sharing
   the specs is what is cheap; freezing them keeps that safe.
