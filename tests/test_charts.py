@@ -85,6 +85,11 @@ def test_the_timeline_holds_every_event_in_order(outcomes, scenario: str, agent:
     for before, after in zip(rows, rows[1:], strict=False):
         assert (before.kind == "ToolCall") == (after.kind == "body")
     assert sum(r.kind == "body" for r in rows) == outcome.count("ToolCall")
+    admitted = [e for e in outcome.events if e.kind == "ToolCall"]
+    # each admission names the counter its number comes from (the run's ToolCall count), not a bare "#n"
+    assert [r.label for r in rows if r.kind == "ToolCall"] == [
+        f"admits {e.name} (ToolCall {e.count})" for e in admitted
+    ]
     stops = [r for r in rows if r.stop]
     if outcome.status.is_stop:
         (stop,) = stops

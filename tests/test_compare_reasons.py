@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
+from labkit.teaching.direct import invoke_each
 from labkit.teaching.runtimes import run_all
 
 FAST = settings(
@@ -381,3 +382,36 @@ def test_every_reason_speaks_french_in_a_french_notebook(monkeypatch):
         reasons = [line for line in lines if line.startswith("réfléchissez : ")]
         assert reasons and not any(line.startswith("think:") for line in lines), lines
         assert not any(word in line for line in reasons for word in (" too many", " means ", "would mean")), reasons
+
+
+def test_a_finish_that_ran_and_failed_is_not_told_its_body_did_not_run():
+    """Chapter 3's half-done run: finish_review(7) was admitted and its body ran and failed.
+
+    The hint for a wrong "the review was finished" names success, which did not happen, never a body
+    that did not run (it did).
+    """
+    script = [labkit.Call("read_ticket", {"input": 42}), labkit.Call("finish_review", {"input": 7}), "Done."]
+    setup = labkit.prepare(labkit.Scenario("half done", "reads 42, finishes 7, says done", script))
+    run = labkit.run(setup)
+    assert setup.task.entries["finish_review"] == 1 and not setup.task.completed, "the body ran and failed"
+    assert run.status == "Incomplete"
+    (line,) = _reasons(str(labkit.compare("finished", True, setup.task.completed, meaning="review recorded")))
+    assert "whether finish_review succeeded" in line and "a body that ran and failed records nothing" in line
+    assert "body ran:" not in line
+
+
+def test_a_wrong_call_outcome_is_explained_by_signatures_not_bodies():
+    """Chapter 5's five direct calls: each wrong item's hint is about signatures, and names that item."""
+    scope = labkit.ExecutionScope(labkit.Limits(tool_calls=10, deadline_s=3600), capabilities={"ticket.read"})
+
+    def find(query: str, ids: list[int]) -> str:
+        return "no match"
+
+    tool = scope.tool("find", "ticket.read", find)
+    calls = ['{"query": "a", "ids": [1, 2]}', '{"ids": [1.0, 2], "query": "a"}', '{"query": "a", "ids": [2]}']
+    was = ["refused" if attempt.halted else "admitted" for attempt in invoke_each(tool, calls)]
+    assert was == ["admitted", "refused", "refused"]
+    said = ["admitted", "admitted", "refused"]
+    reasons = _reasons(str(labkit.compare("calls", said, was, meaning="signatures")))
+    assert len(reasons) == 1 and "[2]" in reasons[0], reasons
+    assert "canonical arguments" in reasons[0] and "body" not in reasons[0]

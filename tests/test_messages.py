@@ -164,12 +164,12 @@ def test_the_prediction_panel_speaks_french_in_a_french_folder(tmp_path: Path, m
     (tmp_path / "workbook-fr").mkdir()
     monkeypatch.chdir(tmp_path / "workbook-fr")
     panel = predict(labkit.mystery("D"))
-    panel.status_choice = "Completed"
+    panel.status_choice, panel.tool_calls_choice = "Completed", 0
     panel.run()
     assert "vous avez dit Completed" in panel.result_html and "pas cette fois" in panel.result_html
     monkeypatch.chdir(tmp_path)
     english = predict(labkit.mystery("D"))
-    english.status_choice = "Completed"
+    english.status_choice, english.tool_calls_choice = "Completed", 0
     english.run()
     assert "you said Completed" in english.result_html and "not this time" in english.result_html
 

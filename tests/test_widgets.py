@@ -264,3 +264,14 @@ def test_a_wrong_guess_on_a_mystery_gets_its_feedback():
 def test_a_mystery_keeps_its_own_limits():
     with pytest.raises(UserError, match="own limits"):
         predict(labkit.mystery("A"), limits=Limits())
+
+
+def test_a_prediction_starts_with_no_count_and_a_press_without_one_runs_nothing():
+    """No count is filled in for the learner: pressing with a status but no count is no guess."""
+    widget = predict(labkit.mystery("C"))
+    assert widget.tool_calls_choice.value is None and widget.status_choice.value is None
+    widget.status_choice = "ToolBudget"
+    assert widget.run() is None
+    assert "Choose a ToolCall count first" in widget.result_html and widget.outcome is None
+    widget.tool_calls_choice = 0
+    assert widget.run() is not None and widget.outcome is not None

@@ -390,7 +390,9 @@ def timeline_data(outcome: RunOutcome) -> list[TimelineRow]:
         elif kind == EventKind.MIDDLEWARE:
             rows.append(TimelineRow(step, "middleware", kind, _("sees {tool}").format(tool=name), False))
         elif kind == EventKind.TOOL_CALL:
-            rows.append(TimelineRow(step, "guard", kind, _("admits {tool} #{n}").format(tool=name, n=count), False))
+            # the count is the run's, all tools together: name the counter, or "#2" reads as read_ticket's 2nd
+            admits = _("admits {tool} (ToolCall {n})").format(tool=name, n=count)
+            rows.append(TimelineRow(step, "guard", kind, admits, False))
             error = bodies.get(step - 1)
             if error is None:
                 rows.append(TimelineRow(step, "body", "body", _("{tool} runs").format(tool=name), False, unknown=True))

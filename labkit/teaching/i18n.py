@@ -251,6 +251,7 @@ _LABELS = frozenset(
         NP_("label", "outcomes"),
         NP_("label", "consulted"),
         NP_("label", "wrote nothing"),
+        NP_("label", "calls"),
     }
 )
 """The labels said in English by the chapters and the checks: each is shown in the notebook's language."""

@@ -99,9 +99,6 @@ _COUNT_MEANINGS: dict[str, str] = {
 
 
 NAMED_MEANINGS: dict[str, str] = {
-    "finish_review ran": N_(
-        "whether finish_review's body ran: that is the host condition, whatever the model's text says"
-    ),
     "bodies": N_("the bodies that ran: an admitted attempt runs its body, a refused call never does"),
     "attempts": N_("every attempt the guard admitted counts, whatever its body did; a refused call counts nothing"),
     "text kept": N_("a run the host stopped withholds the model's text; a run that ended by itself keeps it"),
@@ -143,6 +140,14 @@ NAMED_MEANINGS: dict[str, str] = {
     "found in": N_(
         "'alone' when calls made one after another already break the guard, 'race' only when it takes two"
         " threads at once: a guard wrong for one call at a time needs no race to show it"
+    ),
+    "review recorded": N_(
+        "whether finish_review succeeded: its body ran to the end and recorded the review; a body that ran and"
+        " failed records nothing. That is the host condition, whatever the model's text says"
+    ),
+    "signatures": N_(
+        "the guard admits a call whose bound, canonical arguments are new and refuses the first one it has"
+        " already admitted once; after that refusal the run is stopped, so every later call is refused too"
     ),
 }
 """What a value the chapters compare is, by a short name the calling code gives (``meaning="bodies"``)."""

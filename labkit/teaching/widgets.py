@@ -270,8 +270,9 @@ class Prediction(w.VBox):
         status_choice: the status ``Dropdown``; its value is a :class:`~labkit.RunStatus`
             value, or ``None`` while the "choose…" placeholder is shown. A
             status name can be assigned (``p.status_choice = "RepeatedCall"``).
-        tool_calls_choice: the ``BoundedIntText`` for the predicted ``ToolCall``
-            count; an int can be assigned.
+        tool_calls_choice: the ``Dropdown`` for the predicted ``ToolCall`` count; its
+            value is ``None`` while the "choose…" placeholder is shown (a press without a
+            count records no guess), and an int can be assigned.
         run_button: the "Run and check" ``Button``.
         result_line: the ``HTML`` result; its markup is :attr:`result_html`
             (after a wrong guess it ends with the check's ``think:`` feedback).
@@ -297,8 +298,11 @@ class Prediction(w.VBox):
             description=_("status"),
             style=_STYLE,
         )
-        self._tool_calls = w.BoundedIntText(
-            value=0, min=0, max=max(10, shown.tool_calls), description=_("ToolCall events"), style=_STYLE
+        self._tool_calls = w.Dropdown(  # empty at first, like the status: no guess until one is chosen
+            options=[(_("choose…"), None), *((str(n), n) for n in range(max(10, shown.tool_calls) + 1))],
+            value=None,
+            description=_("ToolCall events"),
+            style=_STYLE,
         )
         self.run_button = w.Button(description=_("Run and check"), button_style="primary", icon="check")
         self.result_line = w.HTML(_("Choose a status and a ToolCall count, then press <b>Run and check</b>."))
@@ -334,12 +338,12 @@ class Prediction(w.VBox):
         self._status.value = None if status is None else str(status)
 
     @property
-    def tool_calls_choice(self) -> w.BoundedIntText:
-        """The predicted ToolCall count."""
+    def tool_calls_choice(self) -> w.Dropdown:
+        """The predicted ToolCall count (value ``None`` until a count is chosen)."""
         return self._tool_calls
 
     @tool_calls_choice.setter
-    def tool_calls_choice(self, count: int) -> None:
+    def tool_calls_choice(self, count: int | None) -> None:
         self._tool_calls.value = count
 
     @property
@@ -360,12 +364,16 @@ class Prediction(w.VBox):
         """Run the scenario and check both guesses; this is what the button does.
 
         Returns:
-            The :class:`~labkit.Check`, or ``None`` when no status was chosen
-            (then nothing runs and the result line asks for a status).
+            The :class:`~labkit.Check`, or ``None`` when no status or no count was chosen
+            (then nothing runs, nothing counts as a guess, and the result line asks for it).
         """
-        predicted = self._status.value
-        if predicted is None:
-            self.result_line.value = _("<b>Choose a status first</b>: nothing was run.")
+        predicted, count = self._status.value, self._tool_calls.value
+        if predicted is None or count is None:
+            self.result_line.value = (
+                _("<b>Choose a status first</b>: nothing was run.")
+                if predicted is None
+                else _("<b>Choose a ToolCall count first</b>: nothing was run.")
+            )
             _progress.record("widget", self.progress_label, attempted=False, right=False)
             return None
         self.run_button.disabled = True
@@ -377,7 +385,7 @@ class Prediction(w.VBox):
             self.run_button.disabled = False
             if outcome is None:  # an error or the caller's interrupt: say so, and let it propagate
                 self.result_line.value = _("The run did not return an outcome (see the cell's traceback).")
-        result = _check_one(outcome, predicted, self._tool_calls.value, None)
+        result = _check_one(outcome, predicted, count, None)
         self.outcome, self.last_check = outcome, result
         _progress.record("widget", self.progress_label, attempted=True, right=result.right)
 
