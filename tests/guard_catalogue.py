@@ -1047,4 +1047,25 @@ class OwnConstructor(GuardBase):
     admit = Reference.admit
 
 
-ATTACKED_RIGHT = [WithModuleLock, WithSemaphore, SpinsOnTryLock, OwnConstructor]
+class ReturnsStopReasons(GuardBase):
+    """Right: the reference's rules, answering with labkit's own StopReason members (chapter 4's
+    ``scope.stop_reason``) instead of their names; once refused as "not a refusal"."""
+
+    def admit(self, call, body):
+        with self.lock:
+            if self.cancelled:
+                return "Cancelled"  # no StopReason: a cancellation is the caller's, not a rule's
+            if call.capability not in self.granted:
+                return labkit.StopReason.PERMISSION_DENIED
+            if self.admitted >= self.tool_calls:
+                return labkit.StopReason.TOOL_BUDGET
+            key = labkit.signature(call.tool, call.arguments)
+            if self.seen.get(key, 0) >= self.repetitions:
+                return labkit.StopReason.REPEATED_CALL
+            self.admitted += 1
+            self.seen[key] = self.seen.get(key, 0) + 1
+        result = body()
+        return "Cancelled" if self.cancelled else result
+
+
+ATTACKED_RIGHT = [WithModuleLock, WithSemaphore, SpinsOnTryLock, OwnConstructor, ReturnsStopReasons]

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.errors import UserError
+from ...core.events import StopReason
 from .. import progress as _progress
 from ..i18n import N_, _, ngettext
 from . import explore as _explore
@@ -322,6 +323,8 @@ class _Subject:
             return (f"returned {answer!r}, not True or False", body.entered)
         if answer is body.result:
             return (_RAN, body.entered)
+        if type(answer) is StopReason:  # labkit's own enum (chapter 4's scope.stop_reason) names a refusal too
+            answer = answer.value
         if type(answer) is str and answer in REFUSAL.values():  # a str subclass could compare equal to anything
             return (answer, body.entered)
         if body.entered:
