@@ -99,6 +99,10 @@ _COUNT_MEANINGS: dict[str, str] = {
 
 
 NAMED_MEANINGS: dict[str, str] = {
+    "stop kept": N_(
+        "the guard refused the call before the cancellation came, and the scope keeps a stop it has recorded:"
+        " the caller's cancellation decides what the caller gets, not what the record says"
+    ),
     "bodies": N_("the bodies that ran: an admitted attempt runs its body, a refused call never does"),
     "attempts": N_("every attempt the guard admitted counts, whatever its body did; a refused call counts nothing"),
     "text kept": N_("a run the host stopped withholds the model's text; a run that ended by itself keeps it"),
