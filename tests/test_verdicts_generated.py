@@ -102,8 +102,13 @@ def _note_problems(note: str, facts: kit.Facts) -> list[str]:
             return [] if int(match.group(1)) == true else [f"{note!r}: the run has {true}"]
     if note == "a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls":
         return [] if facts.not_run_reply else [f"{note!r}: every reply's calls were run"]
+    after = re.match(
+        r"^(\d+) came after the run had stopped: no rule judged (?:it|them) and (?:it|they) recorded none$", note
+    )
+    if after:
+        return [] if int(after.group(1)) == facts.after_halt else [f"{note!r}: {facts.after_halt} came after the stop"]
     if note == "a refused call records none":
-        return [] if facts.refused else [f"{note!r}: no call was refused"]
+        return [] if facts.refused > facts.after_halt else [f"{note!r}: no call was refused by a rule"]
     return [f"a note no oracle knows: {note!r}"]
 
 

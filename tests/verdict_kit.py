@@ -285,6 +285,7 @@ class Facts:
         unknown: how many requested calls named no tool (no event, no guard).
         unbound: how many requested calls had arguments that did not bind (no guard).
         refused: how many calls were refused before their body (``refused:`` results).
+        after_halt: how many of those came after the run had stopped (no rule judged them).
         ungranted_asked: a call reached the guard (it bound) for a tool whose capability is not granted.
         ungranted_requested: the tools the model asked for whose capability is not granted (whether or not
             a call of them bound, ran or came after the stop), in the order first asked.
@@ -298,6 +299,7 @@ class Facts:
     not_found: int = 0
     unknown: int = 0
     unbound: int = 0
+    after_halt: int = 0
     refused: int = 0
     ungranted_asked: bool = False
     ungranted_requested: list[str] = field(default_factory=list)
@@ -405,6 +407,7 @@ def facts(outcome: RunOutcome, task: LoggedTask, plan: Plan) -> Facts:
             if result.startswith("refused:"):
                 found.refused += 1
                 if "already stopped" in result:
+                    found.after_halt += 1
                     continue  # refused unasked after the stop: the loop looked no further at it
             if call.name not in TOOL_NAMES:
                 found.unknown += 1

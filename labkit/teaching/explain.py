@@ -722,6 +722,7 @@ def count_feedback(explanation: Explanation, said: int, *, name_rule: bool = Tru
         return []
     decided = explanation.decided
     unseen = sum(result_kind(r.result) in _NO_GUARD for r in explanation.outcome.tool_requests)
+    unseen += _after_halt(explanation.outcome)  # a call after the stop is one more the learner may have counted
     if said == admitted + 1 and decided is not None and decided.rule in GUARD_ORDER and not unseen:
         who = _("the attempt {rule} refused").format(rule=decided.name) if name_rule else _("the refused attempt")
         return [
@@ -748,6 +749,16 @@ count may be one too many, so the "one refused attempt" reading is not the only 
 def _events(count: int) -> str:
     """``"1 ToolCall event"``, ``"3 ToolCall events"``."""
     return ngettext("{n} ToolCall event", "{n} ToolCall events", count).format(n=count)
+
+
+_AFTER_HALT = "the run was already stopped"
+"""The result a call gets when its turn comes after the run stopped (the scope's ``RunHalted``, chapter 5):
+no rule judged it, and it records no event."""
+
+
+def _after_halt(outcome: RunOutcome) -> int:
+    """How many calls came after the run had stopped (each answered "refused: ...: the run was already stopped")."""
+    return sum(_AFTER_HALT in (m.text or "") for m in outcome.transcript if m.role is Role.TOOL)
 
 
 def _count_notes(outcome: RunOutcome) -> str:
@@ -794,7 +805,16 @@ def _count_notes(outcome: RunOutcome) -> str:
         )
     if kinds["cut"] or kinds["repeated ids"]:
         notes.append(_("a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls"))
-    if kinds["refused"]:
+    after = _after_halt(outcome)
+    if after:
+        notes.append(
+            ngettext(
+                "{n} came after the run had stopped: no rule judged it and it recorded none",
+                "{n} came after the run had stopped: no rule judged them and they recorded none",
+                after,
+            ).format(n=after)
+        )
+    if kinds["refused"] > after:
         notes.append(_("a refused call records none"))
     return f" ({'; '.join(notes)})" if notes else ""
 
