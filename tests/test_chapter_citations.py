@@ -238,3 +238,28 @@ def test_the_french_cites_the_chapters_the_english_cites():
         english = " ".join([message.id] if isinstance(message.id, str) else message.id)
         french = " ".join([message.string] if isinstance(message.string, str) else message.string)
         assert sorted(set(TAUGHT.findall(english))) == sorted(set(TAUGHT.findall(french))), (english, french)
+
+
+# -- the chapters' own prose ----------------------------------------------------------------------
+
+BARE = re.compile(r"(?:\(|, |; )chapters? (\d+)\)")
+"""A chapter cited bare, as where something was taught: "(chapter 5)", "(`Fail(...)`, chapter 9)"."""
+
+
+def bare_citations_ahead(prose: str, here: int) -> list[str]:
+    """The bare citations of ``prose`` that name a chapter after ``here``: a later chapter must be cited
+    with words that say it is ahead ("chapter 8 shows them"), never as if already taught."""
+    return [m.group(0) for m in BARE.finditer(prose) if int(m.group(1)) > here]
+
+
+def test_the_prose_rule_catches_a_bare_citation_ahead_and_lets_a_forward_reference_pass():
+    assert bare_citations_ahead("spans, once a tracer provider is set (chapter 8).", 2) == ["(chapter 8)"]
+    assert bare_citations_ahead("its own error (`x`, chapter 11); and", 7) == [", chapter 11)"]
+    assert bare_citations_ahead("spans (chapter 8 shows them).", 2) == []
+    assert bare_citations_ahead("the guard's order (chapter 4).", 8) == []
+
+
+@pytest.mark.parametrize("here", CHAPTERS)
+def test_a_chapter_s_prose_cites_a_later_chapter_only_as_one_ahead(here):
+    prose = _prose(here)
+    assert not bare_citations_ahead(prose, here), bare_citations_ahead(prose, here)
