@@ -157,8 +157,8 @@ that teaches it (a guard step, a section's heading). The chapter that teaches a 
 prose holds that line: a citation must name that chapter, and is a forward reference only before it."""
 
 
-def _prose(number: int) -> str:
-    (path,) = (ROOT / "notebooks").glob(f"{number:02d}_*.ipynb")
+def _prose(number: int, folder: str = "notebooks") -> str:
+    (path,) = (ROOT / folder).glob(f"{number:02d}_*.ipynb")
     import nbformat
 
     cells = nbformat.read(path, as_version=4).cells
@@ -242,7 +242,7 @@ def test_the_french_cites_the_chapters_the_english_cites():
 
 # -- the chapters' own prose ----------------------------------------------------------------------
 
-BARE = re.compile(r"(?:\(|, |; )chapters? (\d+)\)")
+BARE = re.compile(r"(?:\(|, |; )(?:chapters?|chapitres?) (\d+)\)")
 """A chapter cited bare, as where something was taught: "(chapter 5)", "(`Fail(...)`, chapter 9)"."""
 
 
@@ -257,9 +257,11 @@ def test_the_prose_rule_catches_a_bare_citation_ahead_and_lets_a_forward_referen
     assert bare_citations_ahead("its own error (`x`, chapter 11); and", 7) == [", chapter 11)"]
     assert bare_citations_ahead("spans (chapter 8 shows them).", 2) == []
     assert bare_citations_ahead("the guard's order (chapter 4).", 8) == []
+    assert bare_citations_ahead("une erreur à elle (chapitre 11) ;", 7) == ["(chapitre 11)"]
 
 
+@pytest.mark.parametrize("folder", ["notebooks", "notebooks-fr"])
 @pytest.mark.parametrize("here", CHAPTERS)
-def test_a_chapter_s_prose_cites_a_later_chapter_only_as_one_ahead(here):
-    prose = _prose(here)
+def test_a_chapter_s_prose_cites_a_later_chapter_only_as_one_ahead(here, folder):
+    prose = _prose(here, folder)
     assert not bare_citations_ahead(prose, here), bare_citations_ahead(prose, here)
