@@ -30,6 +30,11 @@ start, up to the predict cell; the predict cell itself is not part of it
     or of output holds one of its status values and no other status. A line
     naming two or more statuses offers a choice and is not a look-up; a status
     named in another section is a mention, not this case's answer;
+  - its **hint** (``cell.metadata["labkit"]["hint"]``, shown when the guess is
+    wrong or asked for) gives it: the hint holds one of its values, or its
+    statements (the sentences that do not end in ``?``) share 3 content words
+    with its reason. A hint nudges with questions; one that states the rule
+    that decides the case is the answer, read one click early;
 * **repeats**: its setup code (whitespace normalised) and its predicted
   names are those of an earlier prediction, in this chapter or an earlier one
   (a setup without code, the script described in prose, is compared by its
@@ -354,6 +359,26 @@ def _lookups(item: Prediction, cells: list[nbformat.NotebookNode], index: int, g
     return problems
 
 
+def hint(cell: nbformat.NotebookNode) -> str:
+    """The predict cell's hint, shown when the guess is wrong or asked for (``""`` without one)."""
+    return str(cell.metadata.get("labkit", {}).get("hint", ""))
+
+
+def _statements(text: str) -> str:
+    """The sentences of ``text`` that do not end in ``?``: a question asks, it does not answer."""
+    return " ".join(s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s and not s.rstrip().endswith("?"))
+
+
+def _hint_lookups(item: Prediction, text: str) -> list[str]:
+    """A hint that holds one of the prediction's values, or states its reason (3 content words shared)."""
+    given = [w for w in _value_words(item.values) if _holds(text, w)]
+    shared = item.reason & content_words(_statements(text))
+    if not given and len(shared) < 3:
+        return []
+    what = ", ".join(given) if given else f"its reason ({', '.join(sorted(shared))})"
+    return [f"looks up: its hint gives {what}: {_normal(text)[:80]!r}"]
+
+
 def _normal(text: str) -> str:
     return " ".join(text.split())
 
@@ -437,6 +462,7 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
                 calls=_named_calls("\n".join(text for _, text in section(cells, index))),
             )
             item.problems += _lookups(item, cells, index, goals)
+            item.problems += _hint_lookups(item, hint(cell))
             item.problems += _numbered_model_calls(item, code, cell.source)
             calls = [call for source in code for call in _run_calls_with_a_name(source, names)]
             if calls:
@@ -494,7 +520,7 @@ def document(items: list[Prediction]) -> str:
         "the learner fills in, and the code (or, without code, the prose) that sets it up. The rule,",
         "checked by `scripts/list_predictions.py` in the tests: no setup names a scenario in quotes or",
         "backticks or runs one by name before the prediction; no answer can be looked up (in the",
-        "chapter's objectives, a heading before it, or its own case's prose and outputs); and no",
+        "chapter's objectives, a heading before it, its own case's prose and outputs, or its hint); and no",
         "prediction repeats an earlier one's setup, its case (same calls, same answer) or an earlier",
         "folded answer. The script's docstring gives the rule in full.",
         "",

@@ -127,3 +127,141 @@ def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatc
     assert i18n.cited("runs the body outside the lock (chapter 4, step 3)", here=3) == (
         "runs the body outside the lock (you will meet this in chapter 4, step 3)"
     )
+
+
+# -- a chapter cited is the chapter that teaches the rule ----------------------------------------
+
+TOPICS: tuple[tuple[str, str, str], ...] = (
+    # (topic, what a message says of it, what the teaching chapter's prose says first)
+    ("provider cancel", r"provider cancelling its own request", r"^## A cancellation from below the loop"),
+    ("runtimes", r"plain function|question the host's code asked", r"^## One job, four runtimes"),
+    ("tool budget", r"^for ToolBudget|^(?:only )?\{used\} of \{limit\} tool attempts", r"^\s*\d\. \*\*tool budget\*\*"),
+    ("signature", r"signature|canonical arguments|repetitions=0", r"^## A signature"),
+    ("model-call budget", r"model calls? w|^for ModelBudget", r"^## The model-call budget"),
+    ("deadline", r"DeadlineExceeded|\{deadline\} s|^\{rule\} decided: \{reason\}", r"^## One deadline"),
+    ("unknown tool", r"no tools? of this host", r"^## Experiment 1 — a tool that does not exist"),
+    (
+        "closed set",
+        r"ProviderUnavailable|fail(?:ed)? to connect|never Completed|^Incomplete is",
+        r"^## Experiment 3 — the endpoint drops out",
+    ),
+    ("host condition", r"host condition", r"The host condition is"),
+    (
+        "the guard's steps",
+        r"capability|guard asks|counts nothing|its body fails|reserve under the lock",
+        r"^\s*\d\. \*\*permission\*\*",
+    ),
+)
+"""Each topic a message may cite a chapter for, first match wins: how a message names it, and the line
+that teaches it (a guard step, a section's heading). The chapter that teaches a topic is the first whose
+prose holds that line: a citation must name that chapter, and is a forward reference only before it."""
+
+
+def _prose(number: int, folder: str = "notebooks") -> str:
+    (path,) = (ROOT / folder).glob(f"{number:02d}_*.ipynb")
+    import nbformat
+
+    cells = nbformat.read(path, as_version=4).cells
+    return "\n".join(c.source for c in cells if c.cell_type == "markdown")
+
+
+def _teaching_chapter(marker: str) -> int:
+    found = [n for n in CHAPTERS if re.search(marker, _prose(n), re.M)]
+    assert found, f"no chapter teaches {marker!r}"
+    return found[0]
+
+
+TEACHES = {topic: _teaching_chapter(marker) for topic, _, marker in TOPICS}
+
+
+def _topic(message: str) -> str | None:
+    return next((topic for topic, said, _ in TOPICS if re.search(said, message)), None)
+
+
+def test_each_topic_is_taught_in_one_chapter_and_the_tool_budget_in_the_guard_s():
+    """The oracle reads the chapters; the tool budget is a step of chapter 4's guard, so that is its chapter."""
+    assert TEACHES["tool budget"] == TEACHES["the guard's steps"] < TEACHES["model-call budget"]
+    assert TEACHES["runtimes"] < TEACHES["host condition"] < TEACHES["the guard's steps"] < TEACHES["signature"]
+
+
+def test_every_chapter_a_message_cites_teaches_what_the_message_cites_it_for():
+    wrong, unknown = [], []
+    for singular, plural in _messages():
+        for text in filter(None, (singular, plural)):
+            for number in TAUGHT.findall(text):
+                topic = _topic(text)
+                if topic is None:
+                    unknown.append(text)
+                elif int(number) != TEACHES[topic]:
+                    wrong.append((text, topic, f"cites {number}, taught in {TEACHES[topic]}"))
+    assert not unknown, f"messages citing a chapter for no known topic (add it to TOPICS): {unknown}"
+    assert not wrong, wrong
+
+
+def test_a_refusal_cites_the_chapter_that_teaches_its_rule(monkeypatch):
+    """``Refusal.sentence`` fills the chapter in after translation, from the rule: it must be the teaching one."""
+    from labkit.teaching.explain import Refusal
+
+    monkeypatch.setenv(i18n.ENV, "en")
+    monkeypatch.setenv(i18n.CHAPTER_ENV, "11")
+    topics = {
+        "PermissionDenied": "the guard's steps",
+        "ToolBudget": "tool budget",
+        "RepeatedCall": "signature",
+        "ModelBudget": "model-call budget",
+        "DeadlineExceeded": "deadline",
+    }
+    for rule, topic in topics.items():
+        refusal = Refusal(rule=rule, attempt="read_ticket(input=42)", read=1, limit=1, capability="x", where=(1, "c"))
+        assert TAUGHT.findall(refusal.sentence()) == [str(TEACHES[topic])], (rule, refusal.sentence())
+
+
+@pytest.mark.parametrize("here", CHAPTERS)
+def test_a_forward_reference_only_before_the_teaching_chapter(monkeypatch, here):
+    """In chapter ``here``, a message says "you will meet this" exactly when its topic is taught later."""
+    monkeypatch.setenv(i18n.ENV, "en")
+    monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
+    for singular, plural in _messages():
+        topic = _topic(singular)
+        if topic is None or not TAUGHT.search(singular):
+            continue
+        for text in _shown(singular, plural):
+            assert bool(AHEAD.search(text)) is (TEACHES[topic] > here), (here, topic, text)
+
+
+def test_the_french_cites_the_chapters_the_english_cites():
+    with CATALOGUE.open("rb") as handle:
+        catalogue = read_po(handle, locale="fr")
+    for message in catalogue:
+        if not message.id:
+            continue
+        english = " ".join([message.id] if isinstance(message.id, str) else message.id)
+        french = " ".join([message.string] if isinstance(message.string, str) else message.string)
+        assert sorted(set(TAUGHT.findall(english))) == sorted(set(TAUGHT.findall(french))), (english, french)
+
+
+# -- the chapters' own prose ----------------------------------------------------------------------
+
+BARE = re.compile(r"(?:\(|, |; )(?:chapters?|chapitres?) (\d+)\)")
+"""A chapter cited bare, as where something was taught: "(chapter 5)", "(`Fail(...)`, chapter 9)"."""
+
+
+def bare_citations_ahead(prose: str, here: int) -> list[str]:
+    """The bare citations of ``prose`` that name a chapter after ``here``: a later chapter must be cited
+    with words that say it is ahead ("chapter 8 shows them"), never as if already taught."""
+    return [m.group(0) for m in BARE.finditer(prose) if int(m.group(1)) > here]
+
+
+def test_the_prose_rule_catches_a_bare_citation_ahead_and_lets_a_forward_reference_pass():
+    assert bare_citations_ahead("spans, once a tracer provider is set (chapter 8).", 2) == ["(chapter 8)"]
+    assert bare_citations_ahead("its own error (`x`, chapter 11); and", 7) == [", chapter 11)"]
+    assert bare_citations_ahead("spans (chapter 8 shows them).", 2) == []
+    assert bare_citations_ahead("the guard's order (chapter 4).", 8) == []
+    assert bare_citations_ahead("une erreur à elle (chapitre 11) ;", 7) == ["(chapitre 11)"]
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "notebooks-fr"])
+@pytest.mark.parametrize("here", CHAPTERS)
+def test_a_chapter_s_prose_cites_a_later_chapter_only_as_one_ahead(here, folder):
+    prose = _prose(here, folder)
+    assert not bare_citations_ahead(prose, here), bare_citations_ahead(prose, here)

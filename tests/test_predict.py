@@ -376,10 +376,10 @@ def test_per_label_guesses_need_labelled_runs():
 @pytest.mark.parametrize(
     ("notebook", "kept", "dropped"),
     [
-        ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 6)", "(chapter 7)"]),
-        ("06_counting_calls_and_bounding_time.ipynb", ["(chapter 6)"], ["(chapter 7)"]),
-        ("09_cancellation_persistence_replay.ipynb", ["(chapter 6)", "(chapter 7)"], []),
-        (None, ["(chapter 6)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
+        ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 4)", "(chapter 7)"]),
+        ("04_the_boundary_around_the_tool_body.ipynb", ["(chapter 4)"], ["(chapter 7)"]),  # it teaches the budget
+        ("09_cancellation_persistence_replay.ipynb", ["(chapter 4)", "(chapter 7)"], []),
+        (None, ["(chapter 4)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
     ],
 )
 def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook, kept, dropped):

@@ -296,3 +296,66 @@ def test_the_chapters_follow_the_rule_and_the_list_in_the_docs_is_current():
     assert "out of date" not in done.stdout, done.stdout
     assert "BREAKS THE RULE" not in done.stdout, done.stdout
     assert done.returncode == 0, done.stdout
+
+
+# -- a hint that gives the answer -----------------------------------------------------------------
+
+import importlib.util  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("list_predictions", SCRIPT)
+lp = importlib.util.module_from_spec(_spec)
+sys.modules["list_predictions"] = lp  # its dataclasses look their module up
+_spec.loader.exec_module(lp)
+
+REASON_WORDS = ["refused", "attempt", "budget", "signature", "reservation", "caller", "guard", "record"]
+NUDGE_WORDS = ["walk", "steps", "order", "picture", "instant", "count", "read", "think"]
+VALUES = st.sampled_from([("RepeatedCall", 3), ("ToolBudget", 4), ("PermissionDenied", 2), ("ModelBudget", 6)])
+
+
+def _item(values: tuple[object, ...], reason: str) -> object:
+    return lp.Prediction(
+        "01_one.ipynb", "c3", 3, ("my_status", "my_tool_calls"), "", "", "", values, lp.content_words(reason)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=VALUES, words=st.lists(st.sampled_from(REASON_WORDS), min_size=3, max_size=5, unique=True))
+def test_a_hint_that_states_its_reason_breaks_the_rule_and_the_same_words_asked_do_not(values, words):
+    item = _item(values, " ".join(REASON_WORDS))
+    stated = f"Think it through. The {' and the '.join(words)} decide it."
+    assert lp._hint_lookups(item, stated), stated
+    asked = f"Does the {' or the '.join(words)} decide it? Which comes first?"
+    assert lp._hint_lookups(item, asked) == [], asked
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=VALUES, which=st.integers(0, 1), question=st.booleans(), filler=st.lists(st.sampled_from(NUDGE_WORDS)))
+def test_a_hint_holding_a_value_breaks_the_rule_even_asked(values, which, question, filler):
+    item = _item(values, " ".join(REASON_WORDS))
+    text = f"{' '.join(filler)} is it {values[which]}{'?' if question else '.'}"
+    found = lp._hint_lookups(item, text)
+    assert found and f"its hint gives {values[which]}" in found[0], text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=VALUES,
+    words=st.lists(st.sampled_from(REASON_WORDS), max_size=2, unique=True),
+    filler=st.lists(st.sampled_from(NUDGE_WORDS), min_size=1),
+)
+def test_a_hint_that_nudges_passes(values, words, filler):
+    """Two reason words stated, any number asked, no value: a nudge."""
+    item = _item(values, " ".join(REASON_WORDS))
+    text = f"{' '.join(filler)} the {' '.join(words)}. Which {' '.join(REASON_WORDS)} comes first?"
+    assert lp._hint_lookups(item, text) == [], text
+
+
+def test_a_chapter_s_hint_that_gives_the_answer_is_reported(tmp_path):
+    cell = predict('my_status = "RepeatedCall"  # the signature already had its one attempt\nmy_tool_calls = 1')
+    cell.metadata["labkit"]["hint"] = "Each signature gets one attempt; this one already had it."
+    chapter(tmp_path, "01_one.ipynb", [code('steps = ["x"]'), cell, check()])
+    done = listing(tmp_path)
+    assert done.returncode == 1 and "looks up: its hint gives its reason (already, attempt, signature)" in done.stdout

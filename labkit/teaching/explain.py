@@ -92,12 +92,12 @@ GUARD_ORDER = (StopReason.PERMISSION_DENIED.value, StopReason.TOOL_BUDGET.value,
 
 _CHAPTER = {
     StopReason.PERMISSION_DENIED.value: 4,
-    StopReason.TOOL_BUDGET.value: 6,
+    StopReason.TOOL_BUDGET.value: 4,
     StopReason.REPEATED_CALL.value: 5,
     StopReason.MODEL_BUDGET.value: 6,
     StopReason.DEADLINE_EXCEEDED.value: 6,
 }
-"""The chapter that teaches each rule."""
+"""The chapter that teaches each rule (tests/test_chapter_citations.py reads it from the chapters)."""
 
 _RULES = frozenset(RULE_NAMES)
 
@@ -559,15 +559,15 @@ def _why_not(explanation: Explanation, said: str) -> str | None:
     if said == StopReason.TOOL_BUDGET:
         if usage.tool_calls < limits.tool_calls:
             return ngettext(
-                "only {used} of {limit} tool attempts was used (chapter 6)",
-                "only {used} of {limit} tool attempts were used (chapter 6)",
+                "only {used} of {limit} tool attempts was used (chapter 4)",
+                "only {used} of {limit} tool attempts were used (chapter 4)",
                 usage.tool_calls,
             ).format(used=usage.tool_calls, limit=limits.tool_calls)
         return ngettext(
             "{used} of {limit} tool attempts was used and no attempt came after it:"
-            " a limit refuses the next attempt, never the last one admitted (chapter 6)",
+            " a limit refuses the next attempt, never the last one admitted (chapter 4)",
             "{used} of {limit} tool attempts were used and no attempt came after them:"
-            " a limit refuses the next attempt, never the last one admitted (chapter 6)",
+            " a limit refuses the next attempt, never the last one admitted (chapter 4)",
             usage.tool_calls,
         ).format(used=usage.tool_calls, limit=limits.tool_calls)
     if said == StopReason.MODEL_BUDGET:
@@ -835,7 +835,7 @@ _HOW_TO = {
     ),
     RunStatus.TOOL_BUDGET: N_(
         "for ToolBudget, get `tool_calls` attempts admitted, then ask for one more, each with"
-        " its own signature (chapter 6)"
+        " its own signature (chapter 4)"
     ),
     RunStatus.MODEL_BUDGET: N_(
         "for ModelBudget, keep the model asking for tools until a call beyond `model_calls` is needed (chapter 6)"
@@ -861,7 +861,7 @@ def square_hint(explanation: Explanation, wanted: RunStatus) -> str:
     """The bingo hint for a square that wanted ``wanted``: the measured cause, then what ``wanted`` needs.
 
     One line of ``;``-separated clauses, e.g. ``"the tool budget decided: it refused read_ticket(input=42),
-    1 of 1 attempts already admitted (chapter 6); the repetition rule would also have refused that call
+    1 of 1 attempts already admitted (chapter 4); the repetition rule would also have refused that call
     (same signature, already admitted 1 of 1), but the guard asks the tool budget first (chapter 4);
     for RepeatedCall, ..."``.
     """
