@@ -495,6 +495,7 @@ def test_console_configuration_errors_exit_78_with_one_line(capsys, monkeypatch,
     [
         (["--live", "--base-url", "localhost"], "base_url (from --base-url)"),
         (["--live", "--base-url", ""], "base_url (from --base-url)"),
+        (["--live", "--base-url", "http://localhost:0/v1"], "0 is not a port a server listens on"),
         (["--live", "--model", ""], "model (from --model)"),
         (["--live", "--api-key-env", "A B"], "api_key_env (from --api-key-env)"),
     ],
