@@ -64,6 +64,7 @@ from pydantic import ValidationError
 from ._version import __version__
 from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
+from .loops.agents import result_kind
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, get_scenario
@@ -312,9 +313,36 @@ def _as_json(setup: Setup, outcome: RunOutcome) -> str:
     }
     if outcome.unknown_tool_requests:  # like "hint": present only when there is something to see
         data["unknown_tool_requests"] = [{"id": c.id, "name": c.name} for c in outcome.unknown_tool_requests]
+    if _not_run(outcome):  # the model's malformed calls: why a run that "goes on" ended by a budget
+        data["calls_not_run"] = _not_run(outcome)
     if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
         data["hint"] = outcome.hint
     return json.dumps(data)
+
+
+_ERROR_SHOWN = 200
+"""The most characters of a call's error the console shows (a pydantic message can list many fields)."""
+
+
+def _not_run(outcome: RunOutcome) -> list[dict[str, str]]:
+    """The calls the loop answered with an error before any guard, in the order the model asked.
+
+    Arguments that did not bind, a reply cut at the output-token cap, call ids
+    that repeat (docs/guarantees.md, *Bad input from the model*); unknown tools
+    are listed apart (``unknown_tool_requests``).
+
+    Returns:
+        ``{"id", "name", "error"}`` per call, the error without ``error: `` and at
+        most :data:`_ERROR_SHOWN` characters (binding errors name fields, never values).
+    """
+    shown = []
+    for request in outcome.tool_requests:
+        if result_kind(request.result) in ("unbound", "cut", "repeated ids"):
+            error = (request.result or "").removeprefix("error: ")
+            if len(error) > _ERROR_SHOWN:
+                error = error[: _ERROR_SHOWN - 3] + "..."
+            shown.append({"id": request.call.id, "name": request.call.name, "error": error})
+    return shown
 
 
 def _as_text(setup: Setup, outcome: RunOutcome) -> str:
@@ -325,6 +353,8 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
     for call in outcome.unknown_tool_requests:  # no event: they never reach a guard (chapter 8's kinds)
         lines.append(f"unknown tool requested: {call.name!r} (call {call.id}); answered with an error, nothing ran")
+    for request in _not_run(outcome):  # arguments that did not bind, a cut reply, repeated ids: no ToolCall event
+        lines.append(f"tool call not run: {request['name']!r} (call {request['id']}): {request['error']}")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")
     if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
