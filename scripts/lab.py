@@ -121,7 +121,7 @@ def _load(copy: Path) -> dict:
             data = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(data.get("delivered"), dict) and isinstance(data.get("written"), dict):
                 return data
-        except (ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError):  # unreadable (a folder of that name), not JSON, not a record
             pass
     return {"delivered": {}, "written": {}}  # no record: every file in the copy counts as the learner's
 

@@ -603,3 +603,24 @@ def test_update_exits_1_with_one_line_when_the_copy_cannot_be_made(root):
     assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1 and "cannot make my-workbook/" in done.stderr
     assert (root / "my-workbook").read_text() == "a file where the copy goes"
+
+
+@pytest.mark.parametrize("record", ["[]", '{"delivered": 1}', "not json", "folder"])
+def test_a_broken_record_makes_every_file_count_as_the_learners(root, record):
+    lab.update(root)
+    first = chapters(root / "my-workbook")[0]
+    mine = save_a_guess(first)
+    manifest = root / "my-workbook" / lab.MANIFEST
+    manifest.unlink()
+    if record == "folder":
+        manifest.mkdir()
+    else:
+        manifest.write_text(record)
+    change_upstream(root / "workbook" / first.name, "Changed.")
+    done = subprocess.run([sys.executable, str(LAB), "--root", str(root), "update"], capture_output=True, text=True)
+    assert "Traceback" not in done.stderr and first.read_bytes() == mine
+    assert ".updated.ipynb: the new version of" in done.stdout
+    if record == "folder":  # the record cannot be written either: said, and exit 1
+        assert done.returncode == 1 and f"{lab.MANIFEST}: could not be written" in done.stdout
+    else:
+        assert done.returncode == 0
