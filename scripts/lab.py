@@ -285,7 +285,7 @@ def write_settings(app_settings_dir: Path | None = None) -> Path:
 
 def prepare(root: Path = ROOT) -> list[Delivery]:
     """Make the copy if it is missing (never touching an existing one) and write the JupyterLab settings."""
-    done = update(root) if not (root / COPY).exists() else []
+    done = update(root) if not (root / COPY).is_dir() else []  # a file of that name: update says it cannot
     write_settings()
     return done
 
@@ -331,7 +331,7 @@ def server_command(root: Path = ROOT, extra: list[str] | None = None, port: int 
 
 def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = None) -> None:
     """Make the copy on first use (or say which files have updates), then become the JupyterLab server."""
-    if not (root / COPY).exists():
+    if not (root / COPY).is_dir():
         done = prepare(root)
         print(f"Made your copy of the workbook in {COPY}/ (work there; it is yours and never overwritten):")
         print(report(done))
@@ -349,6 +349,14 @@ def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = 
     command = server_command(root, extra, port)
     os.chdir(root)
     os.execv(command[0], command)  # the server takes this process over: Ctrl+C and its PID are the server's
+
+
+def _cannot(exc: OSError, root: Path) -> str:
+    """What could not be written, in one line: a file where the copy's folder goes is said so."""
+    if isinstance(exc, FileExistsError) and Path(exc.filename or "") == root / COPY:
+        return f"cannot make {COPY}/: a file of that name is in {root}; rename or move it"
+    where = exc.filename or root / COPY
+    return f"cannot make {COPY}/ or write {where} ({exc.strerror or exc})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -373,21 +381,26 @@ def main(argv: list[str] | None = None) -> int:
         try:
             done = update(root)
         except OSError as exc:  # the copy's folder itself cannot be made
-            print(
-                f"scripts/lab.py: cannot make {COPY}/ in {root} ({exc.strerror or exc}); nothing was written",
-                file=sys.stderr,
-            )
+            print(f"scripts/lab.py: {_cannot(exc, root)}; nothing was written", file=sys.stderr)
             return 1
         print(report(done))
         return 1 if any(d.how == "failed" for d in done) else 0
     if extra and args.action != "serve":
         parser.error(f"unrecognised arguments: {' '.join(extra)}")
-    if args.action == "prepare":
-        print(report(prepare(root)))
-        return 0
-    serve(root, extra, port)
+    try:
+        if args.action == "prepare":
+            print(report(prepare(root)))
+            return 0
+        serve(root, extra, port)
+    except OSError as exc:  # the copy's folder or JupyterLab's settings cannot be written
+        print(f"scripts/lab.py: {_cannot(exc, root)}; nothing was started", file=sys.stderr)
+        return 1
     return 0  # not reached: serve() replaces this process
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `make update-workbook | head`: the reader left; what was done is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

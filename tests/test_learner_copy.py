@@ -17,7 +17,9 @@ port stops JupyterLab rather than moving it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import shlex
@@ -624,3 +626,30 @@ def test_a_broken_record_makes_every_file_count_as_the_learners(root, record):
         assert done.returncode == 1 and f"{lab.MANIFEST}: could not be written" in done.stdout
     else:
         assert done.returncode == 0
+
+
+@pytest.mark.parametrize("action", ["prepare", "serve"])
+def test_a_file_where_the_copy_goes_is_one_line_not_already_current(root, action, monkeypatch):
+    (root / "my-workbook").write_text("a file where the copy goes")
+    started = []
+    monkeypatch.setattr(lab.os, "execv", lambda *command: started.append(command))
+    monkeypatch.setattr(lab, "write_settings", lambda *args: None)
+    argv = ["--root", str(root), *([action] if action == "prepare" else [])]
+    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()) as out:
+        assert lab.main(argv) == 1
+    assert "already has the current version" not in out.getvalue() and started == []
+    assert err.getvalue().count("\n") == 1 and "a file of that name is in" in err.getvalue()
+    assert (root / "my-workbook").read_text() == "a file where the copy goes"
+
+
+def test_an_update_whose_reader_has_left_ends_quietly_with_the_copy_made(root):
+    read, write = os.pipe()
+    os.close(read)  # the reader left before the first line (`make update-workbook | head -0`)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(LAB), "--root", str(root), "update"], stdout=write, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert [p.name for p in chapters(root / "my-workbook")] == [p.name for p in chapters(root / "workbook")]
