@@ -20,8 +20,10 @@ Exit codes:
   unexpected argument, a flag's bad value: a bad limit, or a malformed
   ``--base-url``, ``--model`` or ``--api-key-env``; a profile flag without
   ``--live``; a scenario file that does not load or declares its scenario
-  wrongly, or whose script runs out of steps during the run), never
-  confused with a controlled stop;
+  wrongly, or whose script runs out of steps during the run; a flag that
+  takes a value given twice), never confused with a controlled stop; a
+  mistyped scenario, command, ``--runtime`` or flag is answered with the
+  near one (``did you mean 'complete'?``);
 * 74 the output could not be written (stdout failed with an ``OSError``
   such as a full disk); one line on stderr naming the error *and the run's
   status and exit code*, which are not lost;
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -61,6 +64,7 @@ from pydantic import ValidationError
 from ._version import __version__
 from .core.errors import ConfigurationError, FrameworkError, ProviderResponseError, UserError
 from .core.limits import Limits
+from .loops.agents import result_kind
 from .loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome
 from .loops.runner import Setup, prepare, run_sync
 from .loops.scenarios import SCENARIOS, Scenario, get_scenario
@@ -150,11 +154,33 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if "required: SCENARIO" in message:
             message = f"{message}; choose one of: {', '.join(SCENARIOS)}"
+        chosen = re.search(r"invalid choice: '(.*)' \(choose from (.*)\)$", message)
+        near = _did_you_mean(chosen[1], re.findall(r"'([^']*)'", chosen[2])) if chosen else None
+        if near:  # a command or a --runtime mistyped: name the near one
+            message += f"; did you mean {near!r}?"
         raise _UsageError(f"{self.prog}: {message}")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if message:
             self.output.write(message.rstrip("\n"))
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str | None:
+    """The choice nearest to ``word`` (case aside, as :func:`difflib.get_close_matches` judges), or ``None``."""
+    folded = {choice.lower(): choice for choice in choices}
+    near = difflib.get_close_matches(word.lower().strip(), list(folded), n=1, cutoff=0.6)
+    return folded[near[0]] if near else None
+
+
+class _Once(argparse.Action):
+    """Store a flag's value, and refuse the flag given a second time (which value would win is a guess)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None):
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(
+                f"argument {option}: given twice ({getattr(namespace, self.dest)!r}, then {values!r}); give it once"
+            )
+        setattr(namespace, self.dest, values)
 
 
 def _unknown_arguments(parser: _Parser, argv: Sequence[str], unknown: Sequence[str]) -> str:
@@ -171,7 +197,9 @@ def _unknown_arguments(parser: _Parser, argv: Sequence[str], unknown: Sequence[s
         if sub is not None and flags
         else f"{command or 'labkit'} takes no flags"
     )
-    return f"{prog}: unrecognized arguments: {' '.join(unknown)}; {valid}"
+    near = next((n for word in unknown if word.startswith("--") for n in [_did_you_mean(word, flags)] if n), None)
+    hint = f" (did you mean {near}?)" if near else ""
+    return f"{prog}: unrecognized arguments: {' '.join(unknown)}{hint}; {valid}"
 
 
 def _parser(output: _Output) -> _Parser:
@@ -191,21 +219,28 @@ def _parser(output: _Output) -> _Parser:
     run.add_argument("--simple", action="store_true", help="use the simple agent instead of the harness")
     run.add_argument(
         "--runtime",
+        action=_Once,
         choices=("maf", "pydantic-ai", "openai-agents", "langgraph"),
         help="run this framework's own loop inside labkit's scope (needs the extra labkit[RUNTIME])",
     )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.add_argument("--stream", action="store_true", help="make streaming model calls")
-    run.add_argument("--model-calls", type=int, metavar="N", help="model-call limit")
-    run.add_argument("--tool-calls", type=int, metavar="N", help="tool-attempt limit")
-    run.add_argument("--repetitions", type=int, metavar="N", help="attempts per signature")
-    run.add_argument("--deadline-s", type=float, metavar="S", help="deadline of the run, in seconds")
+    run.add_argument("--model-calls", type=int, action=_Once, metavar="N", help="model-call limit")
+    run.add_argument("--tool-calls", type=int, action=_Once, metavar="N", help="tool-attempt limit")
+    run.add_argument("--repetitions", type=int, action=_Once, metavar="N", help="attempts per signature")
+    run.add_argument("--deadline-s", type=float, action=_Once, metavar="S", help="deadline of the run, in seconds")
     live = run.add_argument_group("live model (opt-in; the scenario keeps its grants and limits)")
     live.add_argument("--live", action="store_true", help="talk to a real OpenAI-compatible endpoint")
-    live.add_argument("--base-url", metavar="URL", help="API root, default http://localhost:11434/v1 (Ollama)")
-    live.add_argument("--model", metavar="NAME", help="model name the server knows, default llama3.2")
-    live.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the key")
-    live.add_argument("--profile", metavar="FILE", help="TOML file with base_url, model, api_key_env, ...")
+    live.add_argument(
+        "--base-url", action=_Once, metavar="URL", help="API root, default http://localhost:11434/v1 (Ollama)"
+    )
+    live.add_argument("--model", action=_Once, metavar="NAME", help="model name the server knows, default llama3.2")
+    live.add_argument(
+        "--api-key-env", action=_Once, metavar="VAR", help="name of the environment variable holding the key"
+    )
+    live.add_argument(
+        "--profile", action=_Once, metavar="FILE", help="TOML file with base_url, model, api_key_env, ..."
+    )
     return parser
 
 
@@ -278,9 +313,36 @@ def _as_json(setup: Setup, outcome: RunOutcome) -> str:
     }
     if outcome.unknown_tool_requests:  # like "hint": present only when there is something to see
         data["unknown_tool_requests"] = [{"id": c.id, "name": c.name} for c in outcome.unknown_tool_requests]
+    if _not_run(outcome):  # the model's malformed calls: why a run that "goes on" ended by a budget
+        data["calls_not_run"] = _not_run(outcome)
     if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
         data["hint"] = outcome.hint
     return json.dumps(data)
+
+
+_ERROR_SHOWN = 200
+"""The most characters of a call's error the console shows (a pydantic message can list many fields)."""
+
+
+def _not_run(outcome: RunOutcome) -> list[dict[str, str]]:
+    """The calls the loop answered with an error before any guard, in the order the model asked.
+
+    Arguments that did not bind, a reply cut at the output-token cap, call ids
+    that repeat (docs/guarantees.md, *Bad input from the model*); unknown tools
+    are listed apart (``unknown_tool_requests``).
+
+    Returns:
+        ``{"id", "name", "error"}`` per call, the error without ``error: `` and at
+        most :data:`_ERROR_SHOWN` characters (binding errors name fields, never values).
+    """
+    shown = []
+    for request in outcome.tool_requests:
+        if result_kind(request.result) in ("unbound", "cut", "repeated ids"):
+            error = (request.result or "").removeprefix("error: ")
+            if len(error) > _ERROR_SHOWN:
+                error = error[: _ERROR_SHOWN - 3] + "..."
+            shown.append({"id": request.call.id, "name": request.call.name, "error": error})
+    return shown
 
 
 def _as_text(setup: Setup, outcome: RunOutcome) -> str:
@@ -291,6 +353,8 @@ def _as_text(setup: Setup, outcome: RunOutcome) -> str:
         lines.append(f"  {number:>2}  {event.kind:<{width}}  {event.name:<14} {event.count}")
     for call in outcome.unknown_tool_requests:  # no event: they never reach a guard (chapter 8's kinds)
         lines.append(f"unknown tool requested: {call.name!r} (call {call.id}); answered with an error, nothing ran")
+    for request in _not_run(outcome):  # arguments that did not bind, a cut reply, repeated ids: no ToolCall event
+        lines.append(f"tool call not run: {request['name']!r} (call {request['id']}): {request['error']}")
     lines.append("")
     lines.append(f"status: {outcome.status.value} (exit {outcome.exit_code})")
     if outcome.hint is not None:  # why the provider failed (ProviderUnavailable only)
@@ -359,8 +423,10 @@ def _main(argv: list[str], output: _Output) -> tuple[int, str]:
                     "is declared in a Python file and given as path/to/file.py:NAME"
                 )
             choices = ", ".join(repr(name) for name in SCENARIOS)
+            near = _did_you_mean(args.scenario, list(SCENARIOS))
             raise _UsageError(
                 f"labkit run: argument SCENARIO: invalid choice: {args.scenario!r} (choose from {choices})"
+                + (f"; did you mean {near!r}?" if near else "")
             )
         if args.runtime and args.simple:
             raise _UsageError("labkit run: --simple and --runtime choose the loop twice; give one")

@@ -18,7 +18,11 @@ tests, and never overwritten:
   still byte-for-byte what this script wrote there (so nothing of the
   learner's is in it). A chapter the learner has changed stays as it is;
   the new version goes beside it as ``NAME.updated.ipynb`` (then
-  ``NAME.updated-2.ipynb``, ... if that one was changed too).
+  ``NAME.updated-2.ipynb``, ... if that one was changed too). A read-only
+  file counts as the learner's; a chapter gone from the copy (deleted or
+  renamed) is put back; a file that cannot be written is reported and
+  tried again next time (``update`` then exits 1). Every file written is
+  written whole or not at all.
 * What was delivered is recorded in ``my-workbook/.labkit-copy.json``: the
   hash of each ``workbook/`` file last delivered (so an unchanged chapter is
   never delivered twice) and the hash of each file written.
@@ -105,7 +109,9 @@ class Delivery:
 
     source: str
     target: str
-    how: str  # "new" (nothing was there), "refreshed" (over an untouched copy), "beside" (next to the learner's)
+    how: str  # "new" (nothing was there), "restored" (it had gone from the copy), "refreshed" (over an untouched
+    # copy), "beside" (next to the learner's), "failed" (could not be written: nothing changed, tried again next time)
+    note: str = ""  # why it failed, or what is wrong with the learner's file it went beside
 
 
 def _load(copy: Path) -> dict:
@@ -115,7 +121,7 @@ def _load(copy: Path) -> dict:
             data = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(data.get("delivered"), dict) and isinstance(data.get("written"), dict):
                 return data
-        except (ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError):  # unreadable (a folder of that name), not JSON, not a record
             pass
     return {"delivered": {}, "written": {}}  # no record: every file in the copy counts as the learner's
 
@@ -132,11 +138,18 @@ def update(root: Path = ROOT) -> list[Delivery]:
 
     Creates ``my-workbook/`` if it is missing. A file is written only where no
     file is, or over a file whose bytes are exactly what this function wrote
-    there last; otherwise the next free ``NAME.updated[-N].ext`` is used.
-    Files the learner added or that left ``workbook/`` are never touched.
+    there last and that is not read-only; otherwise the next free
+    ``NAME.updated[-N].ext`` is used. A chapter delivered before that has gone
+    from the copy (deleted, renamed) is written again where it was. Files the
+    learner added or that left ``workbook/`` are never touched. Each file is
+    written whole or not at all (a temporary file, then a rename), so a full
+    disk or a denied write leaves the copy as it was.
 
     Returns:
-        What was written, in name order (empty when the copy is current).
+        What was written or could not be, in name order (empty when the copy is current).
+
+    Raises:
+        OSError: ``my-workbook/`` cannot be made (a file of that name is there, no permission).
     """
     copy = root / COPY
     copy.mkdir(exist_ok=True)
@@ -145,41 +158,107 @@ def update(root: Path = ROOT) -> list[Delivery]:
     for source in _sources(root):
         data = source.read_bytes()
         digest = _hash(data)
-        if record["delivered"].get(source.name) == digest:
+        if record["delivered"].get(source.name) == digest and (
+            (copy / source.name).is_file() or _holds(copy, source.name, digest)
+        ):
             continue
+        restoring = source.name in record["delivered"] and not (copy / source.name).is_file()
         n = 0
         while True:
             target = source.name if n == 0 else _beside(source.name, n)
             path = copy / target
             if not path.exists():
-                how = "new" if n == 0 else "beside"
+                how = ("restored" if restoring else "new") if n == 0 else "beside"
                 break
-            current = _hash(path.read_bytes())
+            try:
+                current = _hash(path.read_bytes())
+                writable = path.stat().st_mode & 0o222 != 0
+            except OSError:  # a folder of that name, an unreadable file: not ours to replace
+                n += 1
+                continue
             if current == digest:  # this version is already there
                 how = ""
                 break
-            if record["written"].get(target) == current:  # ours, untouched since: nothing of the learner's in it
+            if writable and record["written"].get(target) == current:  # ours, untouched since: nothing of theirs
                 how = "refreshed" if n == 0 else "beside"
                 break
             n += 1
         if how:
-            path.write_bytes(data)
-            done.append(Delivery(source.name, target, how))
+            try:
+                _write_whole(path, data)
+            except OSError as exc:
+                done.append(Delivery(source.name, target, "failed", exc.strerror or str(exc)))
+                continue  # not recorded as delivered: the next update tries again
+            note = _unreadable(copy / source.name, source.name) if how == "beside" else ""
+            done.append(Delivery(source.name, target, how, note))
         record["written"][target] = digest
         record["delivered"][source.name] = digest
-    (copy / MANIFEST).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    manifest = json.dumps(record, indent=1, sort_keys=True) + "\n"
+    try:
+        _write_whole(copy / MANIFEST, manifest.encode("utf-8"))
+    except OSError as exc:
+        done.append(Delivery(MANIFEST, MANIFEST, "failed", exc.strerror or str(exc)))
     return done
 
 
+def _holds(copy: Path, name: str, digest: str) -> bool:
+    """Whether one of the ``NAME.updated[-N]`` files beside ``name`` in the copy is this very version."""
+    n = 1
+    while (copy / _beside(name, n)).exists():
+        try:
+            if _hash((copy / _beside(name, n)).read_bytes()) == digest:
+                return True
+        except OSError:
+            pass
+        n += 1
+    return False
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, then a rename over it."""
+    temporary = path.with_name(f".{path.name}.labkit-tmp")
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _unreadable(path: Path, name: str) -> str:
+    """Why the learner's ``path`` is not a notebook JupyterLab can open, or ``""`` (also for other files)."""
+    if not name.endswith(".ipynb") or not path.is_file():
+        return ""
+    if path.stat().st_mode & 0o222 == 0:
+        return "yours is read-only, so it was left as it is"
+    try:
+        json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        return f"yours is not a notebook JupyterLab can open ({type(exc).__name__}: {str(exc)[:80]})"
+    return ""
+
+
 def report(done: list[Delivery]) -> str:
+    """One line per file of ``done``, saying what was done to it and that the learner's own files are unchanged."""
     if not done:
         return f"{COPY}/ already has the current version of every chapter."
     lines = []
     for d in done:
-        if d.how == "beside":
-            lines.append(f"  {COPY}/{d.target}: the new version of {d.source}, beside your copy (yours is unchanged)")
+        if d.how == "failed" and d.target == MANIFEST:
+            lines.append(
+                f"  {COPY}/{MANIFEST}: could not be written ({d.note}); the next update counts every file as yours"
+            )
+        elif d.how == "failed":
+            lines.append(f"  {COPY}/{d.target}: NOT written ({d.note}); nothing of yours changed, update again later")
+        elif d.how == "beside":
+            note = f"; {d.note}" if d.note else ""
+            lines.append(
+                f"  {COPY}/{d.target}: the new version of {d.source}, beside your copy (yours is unchanged{note})"
+            )
         elif d.how == "refreshed":
             lines.append(f"  {COPY}/{d.target}: updated (you had not changed it)")
+        elif d.how == "restored":
+            lines.append(f"  {COPY}/{d.target}: put back (it had gone from your copy; your other files are unchanged)")
         else:
             lines.append(f"  {COPY}/{d.target}: added")
     return "\n".join(lines)
@@ -206,7 +285,7 @@ def write_settings(app_settings_dir: Path | None = None) -> Path:
 
 def prepare(root: Path = ROOT) -> list[Delivery]:
     """Make the copy if it is missing (never touching an existing one) and write the JupyterLab settings."""
-    done = update(root) if not (root / COPY).exists() else []
+    done = update(root) if not (root / COPY).is_dir() else []  # a file of that name: update says it cannot
     write_settings()
     return done
 
@@ -252,7 +331,7 @@ def server_command(root: Path = ROOT, extra: list[str] | None = None, port: int 
 
 def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = None) -> None:
     """Make the copy on first use (or say which files have updates), then become the JupyterLab server."""
-    if not (root / COPY).exists():
+    if not (root / COPY).is_dir():
         done = prepare(root)
         print(f"Made your copy of the workbook in {COPY}/ (work there; it is yours and never overwritten):")
         print(report(done))
@@ -270,6 +349,14 @@ def serve(root: Path = ROOT, extra: list[str] | None = None, port: int | None = 
     command = server_command(root, extra, port)
     os.chdir(root)
     os.execv(command[0], command)  # the server takes this process over: Ctrl+C and its PID are the server's
+
+
+def _cannot(exc: OSError, root: Path) -> str:
+    """What could not be written, in one line: a file where the copy's folder goes is said so."""
+    if isinstance(exc, FileExistsError) and Path(exc.filename or "") == root / COPY:
+        return f"cannot make {COPY}/: a file of that name is in {root}; rename or move it"
+    where = exc.filename or root / COPY
+    return f"cannot make {COPY}/ or write {where} ({exc.strerror or exc})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,16 +378,29 @@ def main(argv: list[str] | None = None) -> int:
         if args.action != "serve":
             parser.error(f"--port only goes with serve, not {args.action}")
     if args.action == "update":
-        print(report(update(root)))
-        return 0
+        try:
+            done = update(root)
+        except OSError as exc:  # the copy's folder itself cannot be made
+            print(f"scripts/lab.py: {_cannot(exc, root)}; nothing was written", file=sys.stderr)
+            return 1
+        print(report(done))
+        return 1 if any(d.how == "failed" for d in done) else 0
     if extra and args.action != "serve":
         parser.error(f"unrecognised arguments: {' '.join(extra)}")
-    if args.action == "prepare":
-        print(report(prepare(root)))
-        return 0
-    serve(root, extra, port)
+    try:
+        if args.action == "prepare":
+            print(report(prepare(root)))
+            return 0
+        serve(root, extra, port)
+    except OSError as exc:  # the copy's folder or JupyterLab's settings cannot be written
+        print(f"scripts/lab.py: {_cannot(exc, root)}; nothing was started", file=sys.stderr)
+        return 1
     return 0  # not reached: serve() replaces this process
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `make update-workbook | head`: the reader left; what was done is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

@@ -6,6 +6,8 @@ Rules from docs/guarantees.md, *Every stop has one name*, and README.md, *The sc
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
 import signal
@@ -15,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from support import SCENARIO_TABLE, sigint_as_in_a_terminal
 
 import labkit
@@ -625,3 +629,184 @@ def test_the_readme_sample_output_is_the_real_output(capsys) -> None:
     sample = readme[start : readme.index("```", start)]
     assert main(["run", "repeat"]) == 2
     assert capsys.readouterr().out == sample
+
+
+# -- generated mistakes, judged against the README's exit-code table -------------------------------------------------
+# Each strategy makes one kind of user mistake in an otherwise valid command line; the expected code is read from the
+# README's table by the words of its row (never retyped here), the answer must be one stderr line naming the mistake.
+
+
+def _documented_codes() -> dict[str, int]:
+    """The README's exit-code table, as {the row's meaning: its code}."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1:3] for line in readme.splitlines() if line.startswith("| ") and line[2:4].isdigit()]
+    return {meaning.strip(): int(code) for code, meaning in rows}
+
+
+def _code_of(words: str) -> int:
+    (code,) = (code for meaning, code in _documented_codes().items() if meaning.startswith(words))
+    return code
+
+
+def _in_process(argv: list[str]) -> tuple[int, str, list[str]]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue().splitlines()
+
+
+_NAMES = sorted(SCENARIOS)
+_COUNTS = ("--model-calls", "--tool-calls", "--repetitions")
+_VALUE_FLAGS = (*_COUNTS, "--deadline-s", "--runtime")
+_FLAG_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=12)
+
+
+@st.composite
+def _mistyped(draw: st.DrawFn) -> tuple[str, str]:
+    """A scenario name with one letter dropped, doubled, swapped or upper-cased, and the name it came from."""
+    name = draw(st.sampled_from(_NAMES))
+    i = draw(st.integers(0, len(name) - 2))
+    typo = draw(
+        st.sampled_from(
+            [
+                name[:i] + name[i + 1 :],
+                name[:i] + name[i] + name[i:],
+                name[:i] + name[i + 1] + name[i] + name[i + 2 :],
+                name[:i] + name[i].upper() + name[i + 1 :],
+            ]
+        )
+    )
+    assume(typo not in SCENARIOS)
+    return typo, name
+
+
+_bad_count = st.one_of(
+    st.integers(max_value=-1).map(str),
+    st.floats(allow_nan=True).filter(lambda x: not float(x).is_integer()).map(repr),
+    st.sampled_from(["", "1.0", "1e3", "0x10", "true", "one", "1_0x", " ", "--"]),
+)
+_bad_seconds = st.one_of(
+    st.floats(max_value=-1e-9).map(repr),
+    st.sampled_from(["nan", "-nan", "inf", "-inf", "1e400", "abc", "", "1,5", "0x1p3"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(mistake=_mistyped(), agent=st.sampled_from([[], ["--simple"], ["--json"]]))
+def test_a_mistyped_scenario_is_a_usage_error_naming_the_near_one(mistake: tuple[str, str], agent: list[str]):
+    typo, name = mistake
+    code, out, err = _in_process(["run", typo, *agent])
+    assert code == _code_of("usage error") and out == "" and len(err) == 1, err
+    assert f"invalid choice: {typo!r}" in err[0] and err[0].endswith(f"did you mean {name!r}?"), err[0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    mistake=st.one_of(
+        st.tuples(st.sampled_from(_COUNTS), _bad_count).map(lambda fv: ([f"{fv[0]}={fv[1]}"], fv[0])),
+        st.tuples(_bad_seconds).map(lambda v: ([f"--deadline-s={v[0]}"], "--deadline-s")),
+        _FLAG_WORDS.map(lambda w: f"--{w}").filter(lambda f: f not in main_flags()).map(lambda f: ([f], f)),
+        st.sampled_from(_VALUE_FLAGS).map(lambda f: ([f, _a_value(f), f, _a_value(f)], f"argument {f}: given twice")),
+        st.sampled_from(["--base-url=http://h/v1", "--model=m", "--api-key-env=K", "--profile=p.toml"]).map(
+            lambda f: ([f], f"{f.split('=')[0]} only applies with --live")
+        ),
+        st.sampled_from(["http://h:0/v1", "http://h:65536/v1", "ftp://h/v1", "http:///v1", "h:8080"]).map(
+            lambda url: (["--live", f"--base-url={url}"], "--base-url")
+        ),
+    ),
+    scenario=st.sampled_from(_NAMES),
+    before=st.lists(st.sampled_from(["--json", "--stream", "--simple"]), max_size=2, unique=True),
+)
+def test_generated_flag_mistakes_are_one_line_and_the_usage_code(mistake, scenario: str, before: list[str]):
+    flags, named = mistake
+    code, out, err = _in_process(["run", scenario, *before, *flags])
+    assert code == _code_of("usage error"), (flags, err)
+    assert out == "" and len(err) == 1 and not any("Traceback" in line for line in err), err
+    assert err[0].startswith("labkit run: ") and named in err[0], err[0]
+
+
+def main_flags() -> list[str]:
+    """The flags of ``labkit run``, as its usage line shows them."""
+    from labkit.cli import _Output, _parser
+
+    return _parser(_Output()).commands["run"].flags
+
+
+def _a_value(flag: str) -> str:
+    return "maf" if flag == "--runtime" else "3"
+
+
+@pytest.mark.parametrize(
+    ("typed", "near"),
+    [
+        (["runn", "complete"], "'run'"),
+        (["scenario"], "'scenarios'"),
+        (["run", "complete", "--runtime", "lang-graph"], "'langgraph'"),
+        (["run", "complete", "--jsn"], "--json"),
+        (["run", "complete", "--deadline", "3"], "--deadline-s"),
+    ],
+)
+def test_a_mistyped_command_runtime_or_flag_names_the_near_one(typed: list[str], near: str) -> None:
+    code, out, err = _in_process(typed)
+    assert code == _code_of("usage error") and out == "" and len(err) == 1
+    assert f"did you mean {near}?" in err[0], err[0]
+
+
+def test_a_word_near_nothing_gets_no_guess() -> None:
+    code, _, err = _in_process(["run", "qwertyuiop"])
+    assert code == _code_of("usage error") and "did you mean" not in err[0]
+
+
+_PROFILE_KEYS = ("base_url", "model", "api_key_env", "timeout_s", "max_retries")
+_toml_value = st.one_of(
+    st.integers(-3, 99).map(str),
+    st.sampled_from(
+        [
+            '""',
+            '" "',
+            "true",
+            "[1]",
+            "{a = 1}",
+            "nan",
+            "-1.5",
+            '"ftp://h/v1"',
+            '"http://h:0/v1"',
+            '"http://h:99999/v1"',
+            '"not a name"',
+            '"http://"',
+        ]
+    ),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    entries=st.dictionaries(st.sampled_from([*_PROFILE_KEYS, "url", "Model", "api_key"]), _toml_value, min_size=1),
+    table=st.booleans(),
+)
+def test_generated_broken_profile_files_are_one_line_and_the_configuration_code(entries, table):
+    profile = _tmp_profile("".join(["[live]\n" if table else "", *(f"{k} = {v}\n" for k, v in entries.items())]))
+    try:
+        from labkit.transports.live import LiveProfile
+
+        try:
+            LiveProfile.load(profile, environ={})
+        except labkit.ConfigurationError:
+            pass
+        else:  # a file that happens to be valid is not this test's mistake
+            assume(False)
+        code, out, err = _in_process(["run", "complete", "--live", "--profile", str(profile)])
+    finally:
+        profile.unlink()
+    assert code == _code_of("`--live` or `--runtime` only: configuration error"), err
+    assert out == "" and len(err) == 1 and err[0].startswith("labkit run: live profile"), err
+    assert any(key in err[0] for key in entries) or "not valid TOML" in err[0], err[0]
+
+
+def _tmp_profile(text: str) -> Path:
+    import tempfile
+
+    handle, name = tempfile.mkstemp(suffix=".toml")
+    os.write(handle, text.encode())
+    os.close(handle)
+    return Path(name)

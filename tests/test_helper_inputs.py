@@ -230,3 +230,11 @@ def test_an_outcome_kept_while_many_runs_happen_is_still_explained_from_its_run(
         labkit.run("complete")
     explanation = explain(kept)
     assert explanation.replayed and {"RepeatedCall", "ToolBudget"} <= explanation.rules
+
+
+def test_a_pair_holding_the_outcome_points_at_it():
+    pair = spans.run_traced("repeat")  # (outcome, spans): a learner passes the pair
+    for helper in (lambda v: predict.check(v, status="RepeatedCall"), charts.timeline_chart, frames.counters_frame):
+        with pytest.raises(LabkitError, match=r"not tuple; its item \[0\] is one: pass that") as info:
+            helper(pair)
+        assert "\n" not in str(info.value)

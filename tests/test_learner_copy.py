@@ -17,7 +17,9 @@ port stops JupyterLab rather than moving it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import shlex
@@ -31,6 +33,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from support import clone_checkout, make_env, make_lab_command
@@ -455,3 +459,197 @@ def test_a_port_that_is_taken_stops_jupyterlab_instead_of_moving_it(root, tmp_pa
     shown = done.stdout + done.stderr
     assert done.returncode != 0, shown
     assert f"The port {port} is already in use" in shown and "http://127.0.0.1:" not in shown
+
+
+# -- what the learner does to the copy, then `update` -----------------------------------------------------------------
+# Each action is applied to one chapter of the copy (or of workbook/: a new version upstream). Whatever the
+# sequence, `update` keeps every byte the learner changed, puts the current version of every chapter somewhere in the
+# copy, and says in one line per file what it did.
+
+_ACTIONS = ("edit", "delete", "rename", "corrupt", "read-only", "checkpoint", "folder", "upstream")
+
+
+def _act(root: Path, action: str, name: str, learners: dict[Path, bytes]) -> None:
+    mine = root / "my-workbook" / name
+    if action == "upstream":
+        change_upstream(root / "workbook" / name, f"Changed upstream ({len(learners)}).")
+        return
+    if not mine.is_file() or mine in learners:  # act once on a file the script wrote
+        return
+    if action == "edit":
+        learners[mine] = save_a_guess(mine) if "guess" in mine.read_text() else _append(mine)
+    elif action == "delete":
+        mine.unlink()
+    elif action == "rename":
+        renamed = mine.with_name(f"mine-{name}")
+        mine.rename(renamed)
+        learners[renamed] = renamed.read_bytes()
+    elif action == "corrupt":  # a save cut short: not JSON any more
+        mine.write_bytes(mine.read_bytes()[: len(mine.read_bytes()) // 2])
+        learners[mine] = mine.read_bytes()
+    elif action == "read-only":
+        mine.chmod(0o444)
+        learners[mine] = mine.read_bytes()
+    elif action == "checkpoint":  # saved in JupyterLab, which keeps the previous save as a checkpoint
+        checkpoint = mine.parent / ".ipynb_checkpoints" / name.replace(".ipynb", "-checkpoint.ipynb")
+        checkpoint.parent.mkdir(exist_ok=True)
+        checkpoint.write_bytes(mine.read_bytes())
+        learners[checkpoint] = checkpoint.read_bytes()
+        learners[mine] = _append(mine)
+    elif action == "folder":  # a folder where a chapter was
+        mine.unlink()
+        mine.mkdir()
+        (mine / "notes.txt").write_text("my notes")
+        learners[mine / "notes.txt"] = b"my notes"
+
+
+def _append(path: Path) -> bytes:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb["cells"].append({"cell_type": "markdown", "id": "mine", "metadata": {}, "source": "my own note"})
+    path.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
+    return path.read_bytes()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(_ACTIONS), st.integers(0, 3)), min_size=1, max_size=8))
+def test_whatever_the_learner_did_an_update_keeps_it_and_brings_every_chapter(tmp_path_factory, steps):
+    root = tmp_path_factory.mktemp("copy")
+    for source in chapters(ROOT / "workbook")[:4]:  # four chapters keep each example fast
+        (root / "workbook").mkdir(exist_ok=True)
+        shutil.copy(source, root / "workbook" / source.name)
+    lab.update(root)
+    names = [p.name for p in chapters(root / "workbook")]
+    learners: dict[Path, bytes] = {}
+    try:
+        for action, index in steps:
+            _act(root, action, names[index], learners)
+        done = lab.update(root)
+        for path, data in learners.items():
+            assert path.read_bytes() == data, f"{path.name} was changed"
+        copy = root / "my-workbook"
+        held = {lab._hash(p.read_bytes()) for p in copy.glob("*.ipynb") if p.is_file()}
+        changed = {names[index] for action, index in steps if action == "upstream"}
+        for source in chapters(root / "workbook"):
+            kept_as_theirs = (copy / source.name) in learners and source.name not in changed  # nothing new to bring
+            assert kept_as_theirs or lab._hash(source.read_bytes()) in held, f"no current {source.name} in the copy"
+        text = lab.report(done)
+        assert len(text.splitlines()) == max(len(done), 1)
+        for d in done:
+            assert f"my-workbook/{d.target}: " in text and d.how != "failed"
+        assert lab.update(root) == []  # and a second update has nothing left to do
+    finally:
+        for path in (root / "my-workbook").iterdir():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def test_a_deleted_chapter_is_put_back_and_the_report_says_so(root):
+    lab.update(root)
+    first = chapters(root / "my-workbook")[0]
+    first.unlink()
+    (done,) = lab.update(root)
+    assert (done.target, done.how) == (first.name, "restored")
+    assert first.read_bytes() == (root / "workbook" / first.name).read_bytes()
+    assert f"my-workbook/{first.name}: put back" in lab.report([done])
+
+
+def test_a_read_only_chapter_counts_as_the_learners(root):
+    lab.update(root)
+    first = chapters(root / "my-workbook")[0]
+    kept = first.read_bytes()
+    first.chmod(0o444)
+    try:
+        change_upstream(root / "workbook" / first.name, "Changed.")
+        (done,) = lab.update(root)
+        assert done.how == "beside" and "read-only" in lab.report([done]) and first.read_bytes() == kept
+    finally:
+        first.chmod(0o644)
+
+
+def test_a_corrupt_chapter_is_kept_and_the_report_says_jupyterlab_cannot_open_it(root):
+    lab.update(root)
+    first = chapters(root / "my-workbook")[0]
+    first.write_text('{"cells": [')
+    change_upstream(root / "workbook" / first.name, "Changed.")
+    (done,) = lab.update(root)
+    assert done.how == "beside" and first.read_text() == '{"cells": ['
+    assert "not a notebook JupyterLab can open" in lab.report([done])
+
+
+def test_a_write_that_fails_changes_nothing_is_reported_and_is_tried_again(root, monkeypatch):
+    lab.update(root)
+    first, second = chapters(root / "my-workbook")[:2]
+    new_first = change_upstream(root / "workbook" / first.name, "Changed.")
+    change_upstream(root / "workbook" / second.name, "Changed too.")
+    before = first.read_bytes()
+    real = Path.write_bytes
+
+    def full_disk(path: Path, data: bytes) -> int:
+        if first.name in path.name:
+            real(path, data[:10])  # a part written, then the disk is full
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    done = {d.source: d for d in lab.update(root)}
+    assert done[first.name].how == "failed" and done[second.name].how == "refreshed"
+    assert first.read_bytes() == before and not list(first.parent.glob(".*labkit-tmp"))  # whole or not at all
+    assert "NOT written (No space left on device)" in lab.report(list(done.values()))
+    monkeypatch.setattr(Path, "write_bytes", real)
+    (again,) = lab.update(root)
+    assert (again.target, again.how) == (first.name, "refreshed") and first.read_bytes() == new_first
+
+
+def test_update_exits_1_with_one_line_when_the_copy_cannot_be_made(root):
+    (root / "my-workbook").write_text("a file where the copy goes")
+    done = subprocess.run([sys.executable, str(LAB), "--root", str(root), "update"], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "cannot make my-workbook/" in done.stderr
+    assert (root / "my-workbook").read_text() == "a file where the copy goes"
+
+
+@pytest.mark.parametrize("record", ["[]", '{"delivered": 1}', "not json", "folder"])
+def test_a_broken_record_makes_every_file_count_as_the_learners(root, record):
+    lab.update(root)
+    first = chapters(root / "my-workbook")[0]
+    mine = save_a_guess(first)
+    manifest = root / "my-workbook" / lab.MANIFEST
+    manifest.unlink()
+    if record == "folder":
+        manifest.mkdir()
+    else:
+        manifest.write_text(record)
+    change_upstream(root / "workbook" / first.name, "Changed.")
+    done = subprocess.run([sys.executable, str(LAB), "--root", str(root), "update"], capture_output=True, text=True)
+    assert "Traceback" not in done.stderr and first.read_bytes() == mine
+    assert ".updated.ipynb: the new version of" in done.stdout
+    if record == "folder":  # the record cannot be written either: said, and exit 1
+        assert done.returncode == 1 and f"{lab.MANIFEST}: could not be written" in done.stdout
+    else:
+        assert done.returncode == 0
+
+
+@pytest.mark.parametrize("action", ["prepare", "serve"])
+def test_a_file_where_the_copy_goes_is_one_line_not_already_current(root, action, monkeypatch):
+    (root / "my-workbook").write_text("a file where the copy goes")
+    started = []
+    monkeypatch.setattr(lab.os, "execv", lambda *command: started.append(command))
+    monkeypatch.setattr(lab, "write_settings", lambda *args: None)
+    argv = ["--root", str(root), *([action] if action == "prepare" else [])]
+    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()) as out:
+        assert lab.main(argv) == 1
+    assert "already has the current version" not in out.getvalue() and started == []
+    assert err.getvalue().count("\n") == 1 and "a file of that name is in" in err.getvalue()
+    assert (root / "my-workbook").read_text() == "a file where the copy goes"
+
+
+def test_an_update_whose_reader_has_left_ends_quietly_with_the_copy_made(root):
+    read, write = os.pipe()
+    os.close(read)  # the reader left before the first line (`make update-workbook | head -0`)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(LAB), "--root", str(root), "update"], stdout=write, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert [p.name for p in chapters(root / "my-workbook")] == [p.name for p in chapters(root / "workbook")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import socket
 import subprocess
@@ -9,6 +11,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 openai = pytest.importorskip("openai")
 
@@ -495,6 +499,7 @@ def test_console_configuration_errors_exit_78_with_one_line(capsys, monkeypatch,
     [
         (["--live", "--base-url", "localhost"], "base_url (from --base-url)"),
         (["--live", "--base-url", ""], "base_url (from --base-url)"),
+        (["--live", "--base-url", "http://localhost:0/v1"], "0 is not a port a server listens on"),
         (["--live", "--model", ""], "model (from --model)"),
         (["--live", "--api-key-env", "A B"], "api_key_env (from --api-key-env)"),
     ],
@@ -677,3 +682,96 @@ def test_a_timeout_says_whether_the_server_had_accepted_the_connection():
     assert isinstance(read, ProviderUnavailable) and "is up but silent for 7 s (busy or stalled)" in str(read)
     assert isinstance(mid_stream, ProviderUnavailable) and "went silent mid-answer for 7 s" in str(mid_stream)
     assert "cannot reach" not in str(read) + str(mid_stream)
+
+
+# -- generated tool calls from a live server: every one answered, the console says which did not run ----------------
+
+_json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=6)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
+_arguments = st.one_of(
+    _json_values.map(json.dumps),  # JSON, mostly not the tool's fields
+    st.fixed_dictionaries({"input": _json_values}).map(json.dumps),  # the right field, maybe the wrong type
+    st.text(max_size=12),  # anything at all
+    st.sampled_from(['{"input": 42', "{input: 42}", '{"input": NaN}', '{"input": 1e400}', "", "null", "[42]"]),
+)
+_calls = st.lists(
+    st.tuples(st.sampled_from(["read_ticket", "finish_review", "read_tickets", "Read_Ticket", ""]), _arguments),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=_calls, stream=st.booleans())
+def test_generated_tool_calls_end_with_a_status_and_each_one_not_run_is_named(calls, stream):
+    def completion(body: dict) -> tuple[int, dict]:
+        tool_calls = [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            for i, (name, arguments) in enumerate(calls)
+        ]
+        message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+        return 200, {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+        }
+
+    out, err = io.StringIO(), io.StringIO()
+    with FakeOpenAIServer(reply=completion) as server, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        argv = ["run", "complete", "--live", "--base-url", server.base_url, "--model", "m", "--model-calls", "2"]
+        code = main(argv + (["--stream"] if stream else []))
+    if any(name == "" for name, _ in calls):  # a call without a function name is no chat completion labkit can use
+        assert code == EXIT_PROTOCOL and "no function name" in err.getvalue() and err.getvalue().count("\n") == 1
+        return
+    assert code in (0, 2) and err.getvalue() == "", err.getvalue()
+    text = out.getvalue()
+    for i, (name, arguments) in enumerate(calls):
+        if name not in ("read_ticket", "finish_review"):
+            assert f"unknown tool requested: {name!r} (call c{i})" in text
+            continue
+        try:
+            bound = json.loads(arguments)
+        except ValueError:
+            bound = None
+        if not isinstance(bound, dict):
+            assert f"tool call not run: {name!r} (call c{i}): arguments for {name!r} do not bind" in text, text
+
+
+def test_a_malformed_call_is_named_in_the_json_too():
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "read_ticket", "arguments": "{input: 42}"},
+                        }
+                    ],
+                },
+            }
+        ],
+    }
+    out = io.StringIO()
+    with FakeOpenAIServer(reply=lambda _: (200, body)) as server, contextlib.redirect_stdout(out):
+        code = main(
+            ["run", "complete", "--live", "--base-url", server.base_url, "--model", "m", "--json", "--model-calls", "1"]
+        )
+    data = json.loads(out.getvalue())
+    assert code == 2 and data["status"] == "ModelBudget"
+    (call,) = data["calls_not_run"]
+    assert call["id"] == "c1" and call["name"] == "read_ticket" and "Invalid JSON" in call["error"]

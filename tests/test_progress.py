@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import labkit
 from labkit import Call, RunStatus
@@ -424,3 +426,24 @@ def test_an_entry_states_one_thing_about_its_guesses(attempts, right_first, righ
 
     entry = Entry("k", "status", "check", attempts, right_first, right, "")
     assert str(entry) == f"status: {state}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    directory=st.one_of(
+        st.integers(), st.floats(), st.binary(max_size=4), st.lists(st.text(max_size=3), max_size=2), st.builds(object)
+    )
+)
+def test_progress_of_something_that_is_not_a_folder_is_one_line_and_a_record_still_never_raises(directory):
+    with pytest.raises(labkit.InputError, match=r"^progress needs a folder as a str or a Path") as info:
+        progress_module.progress(directory)
+    assert "\n" not in str(info.value)
+    assert progress_module.record("check", "x", attempted=True, right=True, directory=directory) is None
+
+
+def test_progress_of_a_mistyped_folder_says_so_instead_of_nothing_recorded(tmp_path):
+    for missing in (tmp_path / "my-workbok", str(tmp_path / "notes.txt")):
+        (tmp_path / "notes.txt").write_text("a file, not a folder")
+        with pytest.raises(labkit.InputError, match="is not a folder"):
+            progress_module.progress(missing)
+    assert "nothing recorded yet" in str(progress_module.progress(tmp_path))

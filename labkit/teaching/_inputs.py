@@ -14,6 +14,7 @@ from typing import Any
 from ..core.errors import InputError
 from ..core.scope import GuardedTool
 from ..loops.outcome import RunOutcome
+from .i18n import _
 
 __all__ = ["guarded_tool", "outcome", "outcomes", "what"]
 
@@ -31,12 +32,24 @@ def _run_first(value: object) -> str:
     return ""
 
 
+def _holds_one(value: object) -> str:
+    """A pointer to the RunOutcome inside a tuple or list (``run_traced`` returns ``(outcome, spans)``), or ``""``."""
+    if isinstance(value, (tuple, list)):
+        for index, item in enumerate(value[:4]):
+            if isinstance(item, RunOutcome):
+                return _("; its item [{index}] is one: pass that (e.g. outcome, spans = run_traced(...))").format(
+                    index=index
+                )
+    return ""
+
+
 def outcome(value: Any, helper: str, where: str = "") -> RunOutcome:
     """``value`` if it is a :class:`~labkit.RunOutcome`, else :class:`~labkit.InputError` (one line)."""
     if isinstance(value, RunOutcome):
         return value
     raise InputError(
-        f"{helper} needs the RunOutcome of a run (what labkit.run returns){where}, not {what(value)}{_run_first(value)}"
+        f"{helper} needs the RunOutcome of a run (what labkit.run returns){where}, not {what(value)}"
+        f"{_run_first(value)}{_holds_one(value)}"
     )
 
 

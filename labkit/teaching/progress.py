@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..core.errors import InputError
+from ._inputs import what as _what
 from .i18n import _
 from .i18n import chapter as _chapter
 from .i18n import label as _label
@@ -100,7 +102,17 @@ def progress_path(directory: str | os.PathLike[str] | None = None) -> Path | Non
     ``my-workbook/`` (or the French ``my-workbook-fr/``) records: the repository's ``notebooks/``,
     ``workbook/`` and root never get a progress file, whoever runs them (nbval, ``make test``, an
     instructor). ``LABKIT_PROGRESS=off`` turns recording off everywhere.
+
+    Raises:
+        InputError: ``directory`` is neither ``None``, a ``str`` nor an ``os.PathLike`` of ``str``
+            (one line, shown so by :func:`labkit.teaching.short_errors`).
     """
+    if directory is not None and not isinstance(directory, (str, os.PathLike)) or isinstance(directory, bytes):
+        raise InputError(
+            _("progress needs a folder as a str or a Path (e.g. progress('my-workbook')), not {kind}").format(
+                kind=_what(directory)
+            )
+        )
     setting = os.environ.get(ENV, "").strip()
     if setting.lower() in _OFF:
         return None
@@ -545,8 +557,18 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
         first time"``) and a ``return to:`` line per prediction not tried yet or whose last guess
         was wrong; as a cell's value in Jupyter, a table with the same columns. It only reads: it
         never writes or moves the file.
+
+    Raises:
+        InputError: ``directory`` is not a str or a path, or names no folder (a mistyped name is
+            not "nothing recorded yet").
     """
     path = progress_path(directory)
+    if directory is not None and not Path(directory).expanduser().is_dir():
+        raise InputError(
+            _("progress: {folder} is not a folder (give the folder of your notebooks, e.g. 'my-workbook')").format(
+                folder=repr(os.fspath(directory))
+            )
+        )
     if path is None:
         setting = os.environ.get(ENV, "").strip().lower()
         why = (

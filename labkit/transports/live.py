@@ -133,9 +133,11 @@ class LiveProfile(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{value!r} is not an http(s) URL with a host, e.g. {DEFAULT_BASE_URL}")
         try:
-            parts.port  # noqa: B018 - raises ValueError for a port out of range
+            port = parts.port  # raises ValueError for a port out of range
         except ValueError as exc:
             raise ValueError(f"{value!r} has a bad port: {exc}") from None
+        if port == 0:  # no server listens on port 0: a connection there is refused, never a chat endpoint
+            raise ValueError(f"{value!r} has a bad port: 0 is not a port a server listens on (1 to 65535)")
         return value.strip().rstrip("/")
 
     @field_validator("model")
