@@ -520,3 +520,33 @@ def test_the_reserved_tool_name_is_refused_in_one_line(agent: str) -> None:
     with pytest.raises(labkit.UserError, match="'labkit_not_run' is reserved by labkit's adapters"):
         labkit.prepare(reserved, agent=agent)  # type: ignore[arg-type]
     assert labkit.run(reserved, agent="simple").status is RunStatus.COMPLETED  # labkit's own loops do not mind
+
+
+# -- a framework's first run is made at prepare, not inside the learner's deadline ------------------
+
+
+WARM_CHILD = """
+import sys, labkit, labkit.adapters as adapters
+from labkit.transports.scripted import ScriptedTransport
+runtime = sys.argv[1]
+made = []
+original = adapters._warm
+def spy(module, name, stream):
+    before = set(adapters._WARMED)
+    original(module, name, stream)
+    made.append((name, stream, (name, stream) in adapters._WARMED and (name, stream) not in before))
+adapters._warm = spy
+for stream in (False, True, False):
+    setup = labkit.prepare("deadline", agent=runtime, stream=stream)
+    assert setup.scope.usage.model_calls == 0 and setup.scope.usage.tool_calls == 0, setup.scope.usage
+print(made)
+"""
+
+
+@pytest.mark.parametrize("runtime", ADAPTERS)
+def test_a_frameworks_first_run_is_made_at_prepare_once_per_stream_mode(runtime: str) -> None:
+    # in a fresh process: the first prepare of each (runtime, stream) makes the framework's first run on a
+    # scope of its own (the learner's scope stays untouched), and a later prepare makes none
+    child = subprocess.run([sys.executable, "-c", WARM_CHILD, runtime], capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == repr([(runtime, False, True), (runtime, True, True), (runtime, False, False)])
