@@ -421,3 +421,30 @@ def test_a_wrong_call_outcome_is_explained_by_signatures_not_bodies():
     reasons = _reasons(shown(labkit.compare("calls", said, was, meaning="signatures")))
     assert len(reasons) == 1 and "[2]" in reasons[0], reasons
     assert "canonical arguments" in reasons[0] and "body" not in reasons[0]
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 5), st.integers(0, 3), st.integers(1, 8))
+def test_chapter_8_s_meanings_of_the_bodies_are_true_whatever_the_limits(tool_calls, repetitions, threads):
+    """Chapter 8's two races (threads calling one guarded tool at once) under generated limits: the sentence
+    each ``meaning=`` shows names the limit that capped the bodies there, counted from the review's state."""
+    from labkit.teaching.direct import invoke_together
+    from labkit.teaching.reasons import NAMED_MEANINGS
+
+    def bodies(arguments):
+        scope = labkit.ExecutionScope(
+            labkit.Limits(tool_calls=tool_calls, repetitions=repetitions, deadline_s=3600),
+            capabilities={"ticket.read", "review.finish"},
+        )
+        task = labkit.ReviewTask()
+        read_ticket, _ = task.tools(scope)
+        invoke_together(read_ticket, arguments)
+        return task.entries["read_ticket"]
+
+    same_id = bodies([{"input": 42}] * threads)
+    own_ids = bodies([{"input": n} for n in range(1, threads + 1)])
+    one = NAMED_MEANINGS["bodies, one signature"]
+    assert "or the tool budget when it is the smaller" in one and same_id == min(threads, tool_calls, repetitions)
+    own = NAMED_MEANINGS["bodies, own signatures"]
+    assert "while `repetitions` is at least 1" in own
+    assert own_ids == (min(threads, tool_calls) if repetitions >= 1 else 0)

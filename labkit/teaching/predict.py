@@ -605,6 +605,13 @@ def _at(values: Sequence[Any], index: int) -> Any:
     return values[index] if index < len(values) else "-"
 
 
+def _plain(value: Any) -> Any:
+    """``value``, or each value of a mapping, in the form it is judged and printed in (``reasons.as_answer``)."""
+    if isinstance(value, Mapping):
+        return {key: as_answer(item) for key, item in value.items()}
+    return as_answer(value)
+
+
 def compare(
     what: str,
     guess: Any,
@@ -657,6 +664,7 @@ def compare(
         check_meaning(meaning, runs)
     except MeaningError as exc:
         raise InputError(str(exc)) from None
+    guess, actual = _plain(guess), _plain(actual)  # a numpy array or a pandas Series is its list of values
     result = Comparison(what, guess, actual, meaning, runs)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
     return result
