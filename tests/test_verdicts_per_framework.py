@@ -13,7 +13,8 @@ wrong, missing) and a count, and holds :func:`labkit.check`'s verdict and every
 hint line against the oracles of ``tests/test_verdicts_generated.py``, whose
 counterfactual runs are made **under the same framework**
 (:func:`verdict_kit.oracle_runs` with the run's own agent), and against the
-facts counted from that run's own tool log and transcript.
+facts counted from that run's own tool log and transcript. Scripts that hang are left out: the
+deadline would pass at a point that depends on the machine's load.
 
 Per-label checks of one script under every loop are judged label by label on
 each label's own run: a verdict is never one loop's, shown for another.
@@ -30,6 +31,7 @@ from hypothesis import strategies as st
 from test_verdicts_generated import GUESS_COUNT, GUESS_STATUS, _guesses, verdict_problems
 
 import labkit
+from labkit import Hang
 from labkit.adapters import RUNTIMES, available
 
 FRAMEWORKS = [runtime for runtime in RUNTIMES if available(runtime)]
@@ -49,8 +51,14 @@ FAST = settings(
 @st.composite
 def framework_plans(draw):
     """A generated plan, run by a framework's loop (the calls of one reply one after another)."""
-    plan = draw(kit.plans(agent=draw(st.sampled_from(FRAMEWORKS))))
+    plan = draw(kit.plans(agent=draw(st.sampled_from(FRAMEWORKS))).filter(_no_hang))
     return dataclasses.replace(plan, concurrent=False)
+
+
+def _no_hang(plan: kit.Plan) -> bool:
+    """No step hangs: a framework's loop is slower than labkit's, so a 0.03 s deadline would pass at a point
+    that depends on the machine's load (the deadline's parity is ``tests/test_adapters.py``'s)."""
+    return not any(isinstance(step, Hang) for step in plan.steps)
 
 
 @FAST
@@ -65,8 +73,8 @@ def test_every_verdict_on_a_framework_s_run_is_true_of_that_run(plan, status, of
     assert not problems, f"{plan!r}, guessed {said_status!r} / {said_count!r}:\n" + "\n".join(problems)
 
 
-@FAST
-@given(kit.plans(agent="simple"), st.data())
+@settings(FAST, max_examples=15)
+@given(kit.plans(agent="simple").filter(_no_hang), st.data())
 def test_a_check_over_every_loop_judges_each_label_on_its_own_run(plan, data):
     """``labkit.check({loop: run})``: each label's verdict and hint are those of a check on that run alone."""
     plan = dataclasses.replace(plan, concurrent=False)
