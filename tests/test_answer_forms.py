@@ -20,15 +20,21 @@ import asyncio
 import functools
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import labkit
 from labkit.core.errors import InputError
+from labkit.core.events import EventKind, StopReason
 from labkit.teaching.hosts import check_hosts
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EDITIONS = settings(
+    FAST, max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+"""The edition is set once per test (the language a message is shown in is read at each message)."""
 
 
 @functools.cache
@@ -45,18 +51,30 @@ def _think(text: str) -> list[str]:
 # -- rewrites that keep the meaning, and rewrites that change it ------------------------------------------
 
 
+class _Int(int):
+    """An int subclass (an IntEnum, a count type of a learner's own): a number like any other."""
+
+
 @st.composite
 def same_answer(draw, answer: object) -> object:
     """``answer`` written another way a learner may write it."""
     if isinstance(answer, bool):
         return draw(st.sampled_from([answer, np.bool_(answer)]))
     if isinstance(answer, int):
-        return draw(st.sampled_from([answer, float(answer), np.int64(answer), np.float64(answer)]))
+        return draw(st.sampled_from([answer, float(answer), np.int64(answer), np.float64(answer), _Int(answer)]))
     if isinstance(answer, str):
+        members = [
+            enum(answer) for enum in (labkit.RunStatus, StopReason, EventKind) if answer in enum._value2member_map_
+        ]
+        if members and draw(st.booleans()):  # labkit's own member (chapter 4's scope.stop_reason)
+            return draw(st.sampled_from(members))
         before, after = draw(st.sampled_from(["", " ", "\t"])), draw(st.sampled_from(["", " ", "\n"]))
         case = draw(st.sampled_from([str, str.lower, str.upper, str.swapcase]))
-        return before + case(answer) + after
+        quote = draw(st.sampled_from(["", "", "'", '"'])) if members else ""  # the quotes typed inside the text
+        return before + quote + case(answer) + quote + after
     if isinstance(answer, (list, tuple)):
+        if answer and all(type(item) is int for item in answer) and draw(st.booleans()):
+            return draw(st.sampled_from([np.array, pd.Series]))(list(answer))  # a column of a chapter's table
         kind = draw(st.sampled_from([list, tuple]))
         return kind(draw(same_answer(item)) for item in answer)
     raise AssertionError(answer)
@@ -194,3 +212,72 @@ def test_a_host_named_after_no_ending_is_an_input_error_naming_it():
         with pytest.raises(InputError, match="none of the endings: Completed, RepeatedCall") as raised:
             check_hosts(hosts, endings)
         assert repr(next(name for name in hosts if name not in endings)) in str(raised.value)
+
+
+# -- both editions; unordered answers ------------------------------------------------------------------------
+
+
+@pytest.fixture(params=["en", "fr"])
+def edition(request, monkeypatch):
+    monkeypatch.setenv("LABKIT_LANGUAGE", request.param)
+    return request.param
+
+
+@EDITIONS
+@given(data=st.data())
+def test_every_form_is_judged_alike_in_both_editions(edition, data):
+    """A rewrite that keeps the meaning is right, one that changes it is wrong with a reason, in French too."""
+    run = runs()[data.draw(st.sampled_from(sorted(runs())))]
+    answer = data.draw(st.sampled_from(_answers(run)))
+    right = labkit.compare("answer", data.draw(same_answer(answer)), answer)
+    assert right.right and _think(str(right)) == [], str(right)
+    wrong = labkit.compare("answer", data.draw(other_answer(answer)), answer)
+    think = "réfléchissez" if edition == "fr" else "think"
+    assert not wrong.right and any(line.startswith(think) for line in str(wrong).splitlines()), str(wrong)
+
+
+@EDITIONS
+@given(data=st.data())
+def test_a_status_guess_in_any_form_of_its_name_is_judged_by_the_name(edition, data):
+    run = runs()[data.draw(st.sampled_from(sorted(runs())))]
+    status = data.draw(same_answer(run.status.value))
+    assert labkit.check(run, status=status, tool_calls=run.count("ToolCall")).right, repr(status)
+    other = data.draw(st.sampled_from([s for s in labkit.RunStatus if s is not run.status]))
+    form = data.draw(st.sampled_from([other, other.value, f"'{other.value}'", f" {other.value.lower()}"]))
+    checked = labkit.check(run, status=form, tool_calls=run.count("ToolCall"))
+    assert not checked.right and checked.predicted_status == other.value and checked.feedback, repr(form)
+
+
+ITEMS = st.lists(st.sampled_from(["ticket.read", "review.finish", "audit.log", "shelf.write"]), unique=True)
+
+
+@EDITIONS
+@given(ITEMS, st.data())
+def test_an_unordered_answer_is_any_order_of_its_items_and_nothing_else(edition, items, data):
+    """An answer given as a set (the capabilities a host grants) has no order: any list, tuple or set of
+    its items, each once, is right; one left out, one more or one twice is wrong, with a reason naming it."""
+    answer = set(items)
+    shuffled = data.draw(st.permutations(items))
+    for guess in (list(shuffled), tuple(shuffled), set(shuffled), frozenset(shuffled)):
+        result = labkit.compare("granted", guess, answer)
+        assert result.right and _think(str(result)) == [], (guess, answer)
+    how = data.draw(st.sampled_from(["left out", "one more", "twice"] if items else ["one more"]))
+    wrong = list(shuffled)
+    if how == "left out":
+        gone = wrong.pop(data.draw(st.integers(0, len(wrong) - 1)))
+    elif how == "one more":
+        wrong.append("net.send")
+    else:
+        wrong.append(wrong[0])
+    result = labkit.compare("granted", wrong, answer)
+    lines = [line for line in result._text().splitlines() if "granted:" in line or "granted :" in line]
+    assert not result.right and len(lines) == 1, (wrong, answer, str(result))
+    if how == "left out":
+        assert repr(gone) in lines[0], lines
+    if how == "one more":
+        assert "'net.send'" in lines[0], lines
+
+
+def test_a_list_answer_is_not_matched_by_a_set_which_has_no_order(edition):
+    result = labkit.compare("order", {"a", "b"}, ["a", "b"])
+    assert not result.right and len(result._text().splitlines()) == 2, str(result)

@@ -36,6 +36,12 @@ import labkit
 from labkit.teaching.direct import invoke_each
 from labkit.teaching.runtimes import run_all
 
+
+def shown(verdict: object) -> str:
+    """What a verdict prints, before its lines are wrapped to the output area (tests/test_message_width.py)."""
+    return verdict._text()  # type: ignore[attr-defined]
+
+
 FAST = settings(
     max_examples=150,
     deadline=None,
@@ -184,7 +190,7 @@ def scalar_problems(reason: str, said: object, was: object, meaning: str | None)
 def compare_problems(what: str, guess: object, answer: object, meaning: str | None = None, runs=None) -> list[str]:
     """Every way the printed comparison breaks the rules of this module's docstring."""
     result = labkit.compare(what, guess, answer, meaning=meaning, runs=runs)
-    text = str(result)
+    text = shown(result)
     reasons = _reasons(text)
     problems: list[str] = []
     if guess is ... or not _wrong(guess, answer):
@@ -270,7 +276,7 @@ def test_every_wrong_count_of_a_real_run_gets_one_true_reason(data):
     assert compare_problems(kind, guess, answer) == []
     problems = compare_problems(kind, guess, answer, meaning=kind, runs=runs[name])
     assert problems == [], (name, guess, answer)
-    text = str(labkit.compare(kind, guess, answer, meaning=kind, runs=runs[name]))
+    text = shown(labkit.compare(kind, guess, answer, meaning=kind, runs=runs[name]))
     assert ("streamed reply" in text) == (
         name.endswith("/streamed") and kind == "ModelCall" and guess != answer and type(guess) in (int, float)
     ), text
@@ -312,7 +318,7 @@ def test_every_wrong_label_of_a_per_runtime_guess_gets_its_own_reason(data):
     answer = {label: run.count(kind) for label, run in runs.items()}
     guess = {label: data.draw(st.one_of(wrong_or_right(value), st.just(...))) for label, value in answer.items()}
     assert compare_problems(kind, guess, answer, meaning=kind, runs=runs) == [], (guess, answer)
-    text = str(labkit.compare(kind, guess, answer, meaning=kind, runs=runs))
+    text = shown(labkit.compare(kind, guess, answer, meaning=kind, runs=runs))
     for label, run in runs.items():
         reason = next((r for r in _reasons(text) if r.startswith(f"think: {kind} [{label}]")), "")
         said = guess[label]
@@ -337,7 +343,7 @@ def test_every_wrong_list_of_names_gets_one_reason_per_wrong_item(data):
 
 def test_what_each_kind_of_wrong_answer_prints():
     """One example each (the report's examples): an exit code list, a count with its run, a status, a type."""
-    codes = str(labkit.compare("exit codes", [2, 2, 0], [2, 0, 64], meaning="exit code")).splitlines()
+    codes = shown(labkit.compare("exit codes", [2, 2, 0], [2, 0, 64], meaning="exit code")).splitlines()
     assert codes[1:4] == [
         "exit codes [1]  you said 2                  it was 2                  right",
         "exit codes [2]  you said 2                  it was 0                  not this time",
@@ -346,14 +352,14 @@ def test_what_each_kind_of_wrong_answer_prints():
     assert codes[4].startswith("think: exit codes [2]: 0 means Completed") and "2 would mean" in codes[4]
     assert codes[5].startswith("think: exit codes [3]: 64 means a usage error") and "0 would mean" in codes[5]
     run = labkit.run("repeat")
-    count = _reasons(str(labkit.compare("ToolCall", 2, run.count("ToolCall"), meaning="ToolCall", runs=run)))
+    count = _reasons(shown(labkit.compare("ToolCall", 2, run.count("ToolCall"), meaning="ToolCall", runs=run)))
     assert count == [
         "think: ToolCall: 1 too many: one ToolCall event each time the guard admitted an attempt"
         " (a refused call records none)"
     ]
-    status = _reasons(str(labkit.compare("status", "ToolBudget", "RepeatedCall")))
+    status = _reasons(shown(labkit.compare("status", "ToolBudget", "RepeatedCall")))
     assert len(status) == 1 and "RepeatedCall says" in status[0] and "ToolBudget would say" in status[0]
-    assert _reasons(str(labkit.compare("n", "3", 3))) == [
+    assert _reasons(shown(labkit.compare("n", "3", 3))) == [
         "think: n: you said '3' (str), it was 3 (int): they print alike but are not the same value"
     ]
 
@@ -378,7 +384,7 @@ def test_every_reason_speaks_french_in_a_french_notebook(monkeypatch):
         ("n", {"a": [1, 2], "b": "x "}, {"a": [2, 1], "b": "x"}, None, None),
     ]
     for what, said, was, meaning, runs in cases:
-        lines = [line for line in str(labkit.compare(what, said, was, meaning=meaning, runs=runs)).splitlines()]
+        lines = [line for line in shown(labkit.compare(what, said, was, meaning=meaning, runs=runs)).splitlines()]
         reasons = [line for line in lines if line.startswith("réfléchissez : ")]
         assert reasons and not any(line.startswith("think:") for line in lines), lines
         assert not any(word in line for line in reasons for word in (" too many", " means ", "would mean")), reasons
@@ -395,7 +401,7 @@ def test_a_finish_that_ran_and_failed_is_not_told_its_body_did_not_run():
     run = labkit.run(setup)
     assert setup.task.entries["finish_review"] == 1 and not setup.task.completed, "the body ran and failed"
     assert run.status == "Incomplete"
-    (line,) = _reasons(str(labkit.compare("finished", True, setup.task.completed, meaning="review recorded")))
+    (line,) = _reasons(shown(labkit.compare("finished", True, setup.task.completed, meaning="review recorded")))
     assert "whether finish_review succeeded" in line and "a body that ran and failed records nothing" in line
     assert "body ran:" not in line
 
@@ -412,6 +418,33 @@ def test_a_wrong_call_outcome_is_explained_by_signatures_not_bodies():
     was = ["refused" if attempt.halted else "admitted" for attempt in invoke_each(tool, calls)]
     assert was == ["admitted", "refused", "refused"]
     said = ["admitted", "admitted", "refused"]
-    reasons = _reasons(str(labkit.compare("calls", said, was, meaning="signatures")))
+    reasons = _reasons(shown(labkit.compare("calls", said, was, meaning="signatures")))
     assert len(reasons) == 1 and "[2]" in reasons[0], reasons
     assert "canonical arguments" in reasons[0] and "body" not in reasons[0]
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 5), st.integers(0, 3), st.integers(1, 8))
+def test_chapter_8_s_meanings_of_the_bodies_are_true_whatever_the_limits(tool_calls, repetitions, threads):
+    """Chapter 8's two races (threads calling one guarded tool at once) under generated limits: the sentence
+    each ``meaning=`` shows names the limit that capped the bodies there, counted from the review's state."""
+    from labkit.teaching.direct import invoke_together
+    from labkit.teaching.reasons import NAMED_MEANINGS
+
+    def bodies(arguments):
+        scope = labkit.ExecutionScope(
+            labkit.Limits(tool_calls=tool_calls, repetitions=repetitions, deadline_s=3600),
+            capabilities={"ticket.read", "review.finish"},
+        )
+        task = labkit.ReviewTask()
+        read_ticket, _ = task.tools(scope)
+        invoke_together(read_ticket, arguments)
+        return task.entries["read_ticket"]
+
+    same_id = bodies([{"input": 42}] * threads)
+    own_ids = bodies([{"input": n} for n in range(1, threads + 1)])
+    one = NAMED_MEANINGS["bodies, one signature"]
+    assert "or the tool budget when it is the smaller" in one and same_id == min(threads, tool_calls, repetitions)
+    own = NAMED_MEANINGS["bodies, own signatures"]
+    assert "while `repetitions` is at least 1" in own
+    assert own_ids == (min(threads, tool_calls) if repetitions >= 1 else 0)

@@ -9,26 +9,32 @@ from hypothesis import strategies as st
 import labkit
 from labkit.teaching.predict import Checks
 
+
+def shown(verdict: object) -> str:
+    """What a verdict prints, before its lines are wrapped to the output area (tests/test_message_width.py)."""
+    return verdict._text()  # type: ignore[attr-defined]
+
+
 REPEAT = labkit.run("repeat")
 
 
 def test_a_right_prediction():
     c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1)
     assert c.right and c.guessed
-    assert "right" in str(c) and "not this time" not in str(c)
+    assert "right" in shown(c) and "not this time" not in shown(c)
 
 
 def test_a_wrong_prediction_shows_the_answer():
     c = labkit.check(REPEAT, status="ToolBudget", tool_calls=4)
     assert not c.right
-    assert str(c).count("not this time") == 2 and "RepeatedCall" in str(c)
+    assert shown(c).count("not this time") == 2 and "RepeatedCall" in shown(c)
 
 
 @pytest.mark.parametrize("missing", [..., None])
 def test_no_guess_yet_is_friendly_and_keeps_the_answer_hidden(missing):
     c = labkit.check(REPEAT, status=missing, tool_calls=...)
     assert not c.right and not c.guessed
-    text = str(c)
+    text = shown(c)
     assert text.splitlines() == [text] and text.startswith("no guess yet for the status and the ToolCall count")
     assert "RepeatedCall" not in text
 
@@ -38,27 +44,27 @@ def test_a_count_left_out_is_not_asked_only_the_status_is_judged():
     as chapter 7 asks), where ``tool_calls=...`` asks for a count not guessed yet."""
     assert labkit.check(REPEAT, status="RepeatedCall").right
     wrong = labkit.check(REPEAT, status="ToolBudget")
-    assert not wrong.right and wrong.guessed and "ToolCall count" not in str(wrong)
+    assert not wrong.right and wrong.guessed and "ToolCall count" not in shown(wrong)
     assert any(line.startswith("think: you said ToolBudget") for line in wrong.feedback)
-    assert str(labkit.check(REPEAT, status=...)).startswith("no guess yet for the status:")
+    assert shown(labkit.check(REPEAT, status=...)).startswith("no guess yet for the status:")
     pending = labkit.check(REPEAT, status="RepeatedCall", tool_calls=...)
     assert not pending.right and not pending.guessed
     runs = {"a": REPEAT, "b": labkit.run("changing")}
     both = labkit.check(runs, status={"a": "RepeatedCall", "b": "ToolBudget"})
-    assert both.right and "ToolCall count" not in str(both)
+    assert both.right and "ToolCall count" not in shown(both)
 
 
 def test_an_empty_predict_cell_is_one_line_for_every_run_it_checks():
     runs = {"simple": labkit.run("repeat", agent="simple"), "harness": REPEAT}
-    text = str(labkit.check(runs, status=..., tool_calls=...))
+    text = shown(labkit.check(runs, status=..., tool_calls=...))
     assert text.splitlines() == [text] and "(simple, harness)" in text and "RepeatedCall" not in text
-    half = str(labkit.check(runs, status="RepeatedCall", tool_calls=...))  # a guess given: one block per verdict
+    half = shown(labkit.check(runs, status="RepeatedCall", tool_calls=...))  # a guess given: one block per verdict
     assert half.startswith("[simple, harness]\n") and half.count("no guess yet") == 1
 
 
 def test_half_a_guess_checks_the_half_given():
     c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=...)
-    lines = str(c).splitlines()
+    lines = shown(c).splitlines()
     assert "right" in lines[0] and "no guess yet" in lines[1]
 
 
@@ -67,7 +73,7 @@ def test_several_runs_at_once():
     checks = labkit.check(runs, status="RepeatedCall", tool_calls=1)
     assert isinstance(checks, Checks) and checks.right
     assert checks["simple"].right and checks["harness"].right
-    assert str(checks).startswith("[simple, harness]\n") and str(checks).count("status") == 1
+    assert shown(checks).startswith("[simple, harness]\n") and shown(checks).count("status") == 1
     assert not labkit.check(runs, status="RepeatedCall", tool_calls=2).right
 
 
@@ -80,9 +86,9 @@ def test_a_status_that_does_not_exist_is_a_clear_error():
 
 def test_compare_one_value():
     assert labkit.compare("admitted", 4, 4).right
-    assert "not this time" in str(labkit.compare("admitted", 3, 4))
+    assert "not this time" in shown(labkit.compare("admitted", 3, 4))
     blank = labkit.compare("admitted", ..., 4)
-    assert not blank.right and "no guess yet" in str(blank) and "4" not in str(blank)
+    assert not blank.right and "no guess yet" in shown(blank) and "4" not in shown(blank)
 
 
 # -- events in a prediction, and feedback aimed at the misconception ------------------------------
@@ -100,17 +106,17 @@ REPEAT_EVENTS = [
 def test_a_right_prediction_with_events():
     c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=REPEAT_EVENTS)
     assert c.right and c.feedback == ()
-    event_lines = str(c).splitlines()[3:]  # status, ToolCall count, the events header, then one line per event
+    event_lines = shown(c).splitlines()[3:]  # status, ToolCall count, the events header, then one line per event
     assert len(event_lines) == len(REPEAT_EVENTS)
     assert all(line.rstrip().endswith("right") for line in event_lines)
-    assert "think:" not in str(c)
+    assert "think:" not in shown(c)
 
 
 def test_a_forgotten_event_is_shown_where_it_belongs():
     guess = [e for e in REPEAT_EVENTS if e[0] != "Middleware"]
     c = labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=guess)
     assert not c.right
-    lines = str(c).splitlines()
+    lines = shown(c).splitlines()
     missing = [line for line in lines if line.rstrip().endswith("you left it out")]
     assert len(missing) == 2 and all("Middleware read_ticket" in line for line in missing)
     assert sum(line.rstrip().endswith("right") for line in lines) == 2 + 4  # status, count and four events
@@ -119,7 +125,7 @@ def test_a_forgotten_event_is_shown_where_it_belongs():
 
 def test_a_wrong_event_is_marked_and_an_extra_one_is_not_recorded():
     guess = [*REPEAT_EVENTS[:5], ("ToolCall", "read_ticket", 2), ("RepeatedCall", "read_ticket", 1)]
-    text = str(labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=guess))
+    text = shown(labkit.check(REPEAT, status="RepeatedCall", tool_calls=1, events=guess))
     assert "ToolCall read_ticket 2" in text and "not recorded" in text
 
 
@@ -130,7 +136,7 @@ def test_wrong_status_feedback_names_the_rule_that_decided_with_the_runs_numbers
     assert "read_ticket(input=42)" in first and f"1 of {REPEAT.limits.repetitions}" in first
     # the tool budget was guessed: the run says when it would have refused (the fifth identical call)
     assert any("the tool budget would have refused" in line and "later" in line for line in c.feedback)
-    assert str(c).endswith(c.feedback[-1])
+    assert shown(c).endswith(c.feedback[-1])
 
 
 def test_guard_order_feedback_only_when_two_rules_refuse_the_same_call():
@@ -180,7 +186,7 @@ def test_counting_the_refused_attempt_gets_its_own_feedback():
 def test_no_event_guess_yet_keeps_the_answer_hidden():
     c = labkit.check(REPEAT, status=..., tool_calls=..., events=...)
     assert not c.guessed and not c.right and c.feedback == ()
-    text = str(c)
+    text = shown(c)
     assert text.splitlines() == [text] and "the status and the ToolCall count and the events" in text
     assert "RepeatedCall" not in text and "Middleware" not in text
 
@@ -289,7 +295,7 @@ def test_a_mystery_displays_as_its_step_list_in_ipython():
     ],
 )
 def test_a_comparison_line_sizes_its_columns_to_its_content(what, said, was) -> None:
-    text = str(labkit.compare(what, said, was)).splitlines()
+    text = shown(labkit.compare(what, said, was)).splitlines()
     line = text[0]
     assert len(text) == (1 if said == was else 2)  # one verdict line, and one think: line after a wrong guess
     columns = re.split(r" {2,}", line.strip())  # columns are at least two spaces apart
@@ -298,7 +304,7 @@ def test_a_comparison_line_sizes_its_columns_to_its_content(what, said, was) -> 
 
 def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
     outcome = labkit.run("unavailable")
-    text = str(labkit.check(outcome, status="ProviderUnavailable", tool_calls=0))
+    text = shown(labkit.check(outcome, status="ProviderUnavailable", tool_calls=0))
     status, count = text.splitlines()[:2]
     assert re.split(r" {2,}", status) == [
         "status",
@@ -313,7 +319,7 @@ def test_a_check_aligns_its_lines_on_the_widest_value() -> None:
 def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_blank_guess_hidden():
     from labkit.teaching.predict import compare
 
-    lines = str(
+    lines = shown(
         compare(
             "status",
             {"function": "Completed", "simple": "Completed"},
@@ -327,10 +333,10 @@ def test_compare_of_two_mappings_prints_one_aligned_line_per_label_and_keeps_a_b
     assert lines[0].endswith("right") and lines[1].endswith("not this time")
     assert len({line.index("it was") for line in lines}) == 1  # aligned
     left_out = compare("n", {"a": 1}, {"a": 1, "b": 2})  # a label the guess leaves out: no guess yet, not wrong
-    assert not left_out.right and str(left_out).splitlines()[1].startswith("n [b]           no guess yet")
-    assert "it was -" in str(compare("n", {"a": 1, "c": 3}, {"a": 1}))
-    assert "no guess yet" in str(compare("status", ..., {"a": "Completed"}))
-    assert "Completed" not in str(compare("status", ..., {"a": "Completed"}))
+    assert not left_out.right and shown(left_out).splitlines()[1].startswith("n [b]           no guess yet")
+    assert "it was -" in shown(compare("n", {"a": 1, "c": 3}, {"a": 1}))
+    assert "no guess yet" in shown(compare("status", ..., {"a": "Completed"}))
+    assert "Completed" not in shown(compare("status", ..., {"a": "Completed"}))
 
 
 # -- one guess per labelled run -------------------------------------------------------------------
@@ -414,7 +420,7 @@ def test_runs_share_a_block_exactly_when_their_verdicts_read_the_same(labels, st
     checks = labkit.check(runs, status=guess, tool_calls=tool_calls)
     if all(checks[label].unguessed for label in labels):
         return  # one line for the whole cell (tested above)
-    text = str(checks)
+    text = shown(checks)
     headed = re.findall(r"^\[(.+)\]$", text, flags=re.MULTILINE)
     blocks = [block.split("\n", 1)[1] for block in re.split(r"\n(?=\[)", text)]
     grouped = [group.split(", ") for group in headed]
@@ -422,7 +428,7 @@ def test_runs_share_a_block_exactly_when_their_verdicts_read_the_same(labels, st
     order = [[labels.index(label) for label in group] for group in grouped]
     assert all(o == sorted(o) for o in order) and [o[0] for o in order] == sorted(o[0] for o in order)
     for group, block in zip(grouped, blocks, strict=True):
-        assert all(str(checks[label]) == block for label in group)
+        assert all(shown(checks[label]) == block for label in group)
     assert len(set(blocks)) == len(blocks)  # two blocks never read the same
 
 
@@ -434,8 +440,8 @@ def test_a_truth_value_never_passes_for_a_number_nor_the_reverse(truth: bool, as
         if as_mapping:
             said, was = {"run": said}, {"run": was}
         result = labkit.compare("exit code", said, was)
-        assert not result.right and "not this time" in str(result)
-        assert "a truth value (True/False) and a number are different answers" in str(result)
+        assert not result.right and "not this time" in shown(result)
+        assert "a truth value (True/False) and a number are different answers" in shown(result)
     assert labkit.compare("exit code", number, number).right and labkit.compare("kept", truth, truth).right
 
 
@@ -461,7 +467,7 @@ def test_the_events_diff_keeps_both_lists_in_order_and_shows_a_wrong_count_on_it
             said[where % len(said)] = (kind, name, max(0, count + delta))
         elif op == "add":
             said.insert(where % (len(said) + 1), ("ToolCall", "read_ticket", 9))
-    text = str(labkit.check(run, status=run.status.value, events=said))
+    text = shown(labkit.check(run, status=run.status.value, events=said))
     rows = [
         line
         for line in text.splitlines()[

@@ -19,6 +19,7 @@ from ..core.errors import InputError
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome
 from .i18n import _, ngettext
+from .layout import fit
 from .predict import Check, Checks, check
 
 
@@ -26,6 +27,9 @@ class Note(str):
     """A line of guidance that a notebook shows as plain text (no quotes)."""
 
     __slots__ = ()
+
+    def __new__(cls, text: str = "") -> Note:
+        return super().__new__(cls, fit(text))  # wrapped at words to the output area (labkit.teaching.layout)
 
     def __repr__(self) -> str:
         return str(self)
@@ -114,9 +118,11 @@ def check_hosts(runs: Mapping[str, RunOutcome], endings: Mapping[str, int]) -> C
     if missing:
         print(_to_write(missing))
     print(
-        _(
-            "for each host below, 'you said' is the status its name aims for and 'you counted' the ToolCall"
-            " count its ending asks for; a miss means: change that host's limits"
+        Note(
+            _(
+                "for each host below, 'you said' is the status its name aims for and 'you counted' the ToolCall"
+                " count its ending asks for; a miss means: change that host's limits"
+            )
         )
     )
     return result

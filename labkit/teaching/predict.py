@@ -38,6 +38,8 @@ from . import _inputs
 from . import progress as _progress
 from .i18n import N_, _
 from .i18n import label as _label
+from .layout import LINE_WIDTH as _LINE_WIDTH
+from .layout import fit
 from .reasons import MeaningError, as_answer, check_meaning, is_sequence, is_truth, reasons, same
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
@@ -74,7 +76,6 @@ def _unguessed(value: object) -> bool:
 
 _LABEL_WIDTH = 15  # the narrowest label column; a longer label widens it
 _VALUE_WIDTH = 18  # the narrowest value column; a longer value widens it
-_LINE_WIDTH = 92  # JupyterLab's output area at 1300 px wraps a longer line, maybe mid-word: it goes on two lines
 
 
 def _widths(
@@ -105,7 +106,10 @@ def _line(
     # too wide for a notebook's output area, which would wrap it mid-word: "it was" goes under
     # "you said", and the verdict ends the second line
     lead = max(len(you_said), len(it_was))
-    return f"{what:<{label}} {you_said:<{lead}} {said!s}\n{'':<{label}} {it_was:<{lead}} {was!s:<{value}} {mark}"
+    second = f"{'':<{label}} {it_was:<{lead}} {was!s:<{value}} {mark}"
+    if len(second) > _LINE_WIDTH:  # the padding would push the verdict past the edge: two spaces are enough
+        second = f"{'':<{label}} {it_was:<{lead}} {was!s}  {mark}"
+    return f"{what:<{label}} {you_said:<{lead}} {said!s}\n{second}"
 
 
 def _event_text(event: EventGuess) -> str:
@@ -161,6 +165,8 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
                 row(_event_text(left[k]), "-", _("not recorded"))
             else:
                 row("-", _event_text(right[k]), _("you left it out"))
+    if label > len(events) and any(len(line) > _LINE_WIDTH for line in lines):
+        return _events_diff(said, was, len(events))  # too wide for the output area: the rows start nearer its edge
     for kind in miscounted:
         meaning = _count_meaning(kind)
         if meaning is not None:
@@ -239,6 +245,9 @@ class Comparison(NamedTuple):
         return same(self.said, self.was)
 
     def __str__(self) -> str:
+        return fit(self._text())  # a line wider than the output area is wrapped at words (labkit.teaching.layout)
+
+    def _text(self) -> str:
         self = self._replace(what=_label(self.what))  # shown in the notebook's language (recorded in English)
         if not self.guessed:  # one line while the predict cell is empty, even for one guess per label
             return _line(self.what, ..., self.was, unguessed=_unguessed)
@@ -333,6 +342,9 @@ class Check(NamedTuple):
         return _("no guess yet{label} for {what}: {how}").format(label=label, what=what, how=_how_to_guess())
 
     def __str__(self) -> str:
+        return fit(self._text())  # a line wider than the output area is wrapped at words (labkit.teaching.layout)
+
+    def _text(self) -> str:
         if self.unguessed:  # one line, not one per value, while the predict cell is empty
             return self._no_guess_line()
         pairs: list[tuple[str, object, object]] = [(_("status"), self.predicted_status, self.actual_status)]
@@ -379,12 +391,15 @@ class Checks(tuple):
         return super().__getitem__(key)
 
     def __str__(self) -> str:
+        return fit(self._text())  # a line wider than the output area is wrapped at words (labkit.teaching.layout)
+
+    def _text(self) -> str:
         if self and all(c.unguessed for _, c in self):  # one line for the whole cell while nothing is guessed
             return self[0][1]._no_guess_line(f" ({', '.join(label for label, _ in self)})")
         # Runs whose verdicts read the same share one block: six identical blocks hide the one that differs.
         groups: dict[str, list[str]] = {}
         for label, c in self:
-            groups.setdefault(str(c), []).append(label)
+            groups.setdefault(c._text(), []).append(label)
         return "\n".join(f"[{', '.join(labels)}]\n{text}" for text, labels in groups.items())
 
     def __repr__(self) -> str:
@@ -590,6 +605,13 @@ def _at(values: Sequence[Any], index: int) -> Any:
     return values[index] if index < len(values) else "-"
 
 
+def _plain(value: Any) -> Any:
+    """``value``, or each value of a mapping, in the form it is judged and printed in (``reasons.as_answer``)."""
+    if isinstance(value, Mapping):
+        return {key: as_answer(item) for key, item in value.items()}
+    return as_answer(value)
+
+
 def compare(
     what: str,
     guess: Any,
@@ -642,6 +664,7 @@ def compare(
         check_meaning(meaning, runs)
     except MeaningError as exc:
         raise InputError(str(exc)) from None
+    guess, actual = _plain(guess), _plain(actual)  # a numpy array or a pandas Series is its list of values
     result = Comparison(what, guess, actual, meaning, runs)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
     return result
@@ -740,16 +763,16 @@ class Mystery:
 
     def __str__(self) -> str:
         granted = ", ".join(sorted(self.capabilities)) or _("nothing")
-        return "\n".join(
-            [
-                _("Mystery {key}").format(key=self.key),
-                _("The model, one step per model call:"),
-                *(f"  {line}" for line in self.steps),
-                _("Limits: {limits}").format(limits=self.limits),
-                _("Granted: {granted}").format(granted=granted),
-                _("Tools visible to the model: read_ticket (needs ticket.read), finish_review (needs review.finish)"),
-            ]
-        )
+        tools = _("Tools visible to the model: read_ticket (needs ticket.read), finish_review (needs review.finish)")
+        lines = [
+            _("Mystery {key}").format(key=self.key),
+            _("The model, one step per model call:"),
+            *(f"  {line}" for line in self.steps),
+            _("Limits: {limits}").format(limits=self.limits),
+            _("Granted: {granted}").format(granted=granted),
+            tools,
+        ]
+        return fit("\n".join(lines))  # wrapped at words to the output area (labkit.teaching.layout)
 
     def __repr__(self) -> str:
         return f"Mystery({self.key!r})"

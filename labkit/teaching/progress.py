@@ -45,6 +45,7 @@ from .i18n import chapter as _chapter
 from .i18n import label as _label
 from .i18n import notebook_path as _notebook_path
 from .i18n import running_shell as _shell
+from .layout import fit
 
 __all__ = [
     "ENV",
@@ -507,7 +508,7 @@ class Progress:
             lines.append(item.summary())
             for entry in item.to_return:
                 lines.append(_("  return to: {entry}").format(entry=entry))
-        return "\n".join(lines)
+        return fit("\n".join(lines))  # wrapped at words to the output area (labkit.teaching.layout)
 
     def __repr__(self) -> str:
         done = sum(len(c.done) for c in self.chapters)

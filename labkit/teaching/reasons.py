@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from ..core.events import EventKind
+from ..core.events import EventKind, StopReason
 from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
 from ..loops.running import origin_of
 from ..transports.chat import Role
@@ -111,10 +111,11 @@ NAMED_MEANINGS: dict[str, str] = {
     "bodies under max_turns": N_("max_turns bounds model calls only: every body of every turn runs"),
     "bodies, one signature": N_(
         "the bodies that ran: identical calls share one signature, so the per-signature limit (`repetitions`)"
-        " caps them, whatever room the tool budget has left"
+        " caps them, or the tool budget when it is the smaller of the two"
     ),
     "bodies, own signatures": N_(
-        "the bodies that ran: calls that each have a signature of their own are capped by the tool budget alone"
+        "the bodies that ran: calls that each have a signature of their own are capped by the tool budget"
+        " alone, while `repetitions` is at least 1"
     ),
     "caller wins": N_(
         "the caller gets its cancellation back (CancelledError), even when a rule stopped the run at the same"
@@ -216,10 +217,34 @@ def is_truth(value: object) -> bool:
 
 
 def as_answer(value: object) -> object:
-    """An exception class or instance as its name (``asyncio.CancelledError`` answers ``"CancelledError"``)."""
+    """An answer in the form it is judged in.
+
+    * an exception class or instance is its name (``asyncio.CancelledError`` answers ``"CancelledError"``);
+    * a one-dimensional numpy array, pandas Series or Index is the list of its values
+      (``frame["count"]`` answers ``[1, 2]``: a column read from a chapter's table is a list).
+    """
     if isinstance(value, type) and issubclass(value, BaseException):
         return value.__name__
-    return type(value).__name__ if isinstance(value, BaseException) else value
+    if isinstance(value, BaseException):
+        return type(value).__name__
+    if type(value).__module__.split(".")[0] in ("numpy", "pandas") and getattr(value, "ndim", None) == 1:
+        return value.tolist()  # type: ignore[attr-defined]
+    return value
+
+
+_NAMES = frozenset(name.casefold() for enum in (RunStatus, StopReason, EventKind) for name in enum._value2member_map_)
+"""The closed sets of names a guess may give: statuses, stop reasons, event kinds (chapters 4 to 8)."""
+
+_QUOTES = ('"', "'", "`")
+
+
+def _unquoted(said: str, was: str) -> str:
+    """``said`` without one pair of quotes around it, when ``was`` is one of labkit's names (``"'ToolBudget'"``
+    for ``ToolBudget``: a learner who types the quotes inside the text still names the status)."""
+    text = said.strip()
+    if was.strip().casefold() in _NAMES and len(text) > 1 and text[0] == text[-1] and text[0] in _QUOTES:
+        return text[1:-1]
+    return said
 
 
 def same(said: object, was: object) -> bool:
@@ -230,15 +255,25 @@ def same(said: object, was: object) -> bool:
     * texts are the same when they differ only in spaces around them or in upper and lower case
       (``"repeatedcall "`` names ``RepeatedCall``: no answer of the course differs from another
       only so);
+    * a quoted name (``"'ToolBudget'"``) names a status, a stop reason or an event kind all the same;
     * a list and a tuple with the same items in the same order are the same answer, as are two
-      mappings with the same keys and the same values;
+      mappings with the same keys and the same values; a numpy array or a pandas Series is the
+      list of its values;
+    * an answer that is a set has no order: a list, tuple or set of the same items, each once, is it;
     * an exception class or instance is its name.
     """
     said, was = as_answer(said), as_answer(was)
     if is_truth(said) != is_truth(was):
         return False
     if isinstance(said, str) and isinstance(was, str):
-        return said.strip().casefold() == was.strip().casefold()
+        return _unquoted(said, was).strip().casefold() == was.strip().casefold()
+    if isinstance(was, (set, frozenset)) and isinstance(said, (list, tuple, set, frozenset)):
+        # an answer given as a set has no order: any list of its items, each once, is it
+        return (
+            len(said) == len(was)
+            and all(any(same(a, b) for b in was) for a in said)
+            and all(any(same(a, b) for a in said) for b in was)
+        )
     if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):  # is_sequence, spelt for mypy
         return len(said) == len(was) and all(same(a, b) for a, b in zip(said, was, strict=True))
     if isinstance(said, Mapping) and isinstance(was, Mapping):
@@ -520,13 +555,40 @@ def _missing(short: Sequence[Any], long: Sequence[Any]) -> list[int]:
     return [i for i in range(len(long)) if i not in taken]
 
 
+def _unordered(said: Any, was: Any) -> str:
+    """Why a list or set of items is not the answer's set: items left out, items not in it, or an item twice."""
+    missing = [b for b in was if not any(same(a, b) for a in said)]
+    extra = [a for a in said if not any(same(a, b) for b in was)]
+    parts = []
+    if missing:
+        parts.append(_("you left out {items}").format(items=", ".join(sorted(map(_one, missing)))))
+    if extra:
+        parts.append(
+            ngettext("{items} is not in the answer", "{items} are not in the answer", len(extra)).format(
+                items=", ".join(map(_one, extra))
+            )
+        )
+    if not parts:
+        parts.append(_("the answer has each item once, and your guess gives one of them more than once"))
+    return _("the order does not count here, the items do: {parts}").format(parts=_("; ").join(parts))
+
+
 def reasons(
     what: str, said: Any, was: Any, meaning: str | None = None, runs: object = None, label: object = None
 ) -> list[str]:
     """The ``think:`` lines for one wrong value (``[]`` when it is right): one line for a single value,
     one per group of wrong items for a list (see the module's docstring)."""
+    said, was = as_answer(said), as_answer(was)
     if same(said, was):
         return []
+    if isinstance(was, (set, frozenset)) and isinstance(said, (list, tuple, set, frozenset)):
+        return [_("think: {what}: {reason}").format(what=what, reason=_unordered(said, was))]
+    if isinstance(said, (set, frozenset)) and is_sequence(was):
+        return [
+            _("think: {what}: {reason}").format(
+                what=what, reason=_("the answer is a list, in its order, and a set has no order: give a list")
+            )
+        ]
     if is_sequence(said) and is_sequence(was):
         return _items(what, said, was, meaning, runs, label)
     if isinstance(was, Mapping) and not isinstance(said, Mapping):
