@@ -143,7 +143,7 @@ class GuardedTool:
         key, kwargs = self._key_and_kwargs(bound)
         self._scope._admit(self, key)  # 2. guard: cancellation, the rules, reserve
         if self._token_param is not None:
-            kwargs[self._token_param] = self._scope._token
+            kwargs = {**kwargs, self._token_param: self._scope._token}
         try:  # 3. the body, outside the lock
             if self._is_async:
                 result = await self._body(**kwargs)
@@ -177,7 +177,7 @@ class GuardedTool:
         key, kwargs = self._key_and_kwargs(bound)
         self._scope._admit(self, key)
         if self._token_param is not None:
-            kwargs[self._token_param] = self._scope._token
+            kwargs = {**kwargs, self._token_param: self._scope._token}
         try:
             result = self._body(**kwargs)
             if _awaitable(result):
@@ -221,7 +221,7 @@ class GuardedTool:
 
         docs/guarantees.md, *Signatures*.
         """
-        kwargs = bound.__dict__.copy()  # exactly the declared fields: extra fields are forbidden
+        kwargs = bound.__dict__  # exactly the declared fields (extra fields are forbidden); read, never changed
         # str, int, bool and None values are written here directly: keys in code-point order
         # (sorted once per model), each value as canonical() writes it. Any other value (a float,
         # a Decimal, a container, a model...) takes the general path.
