@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import enum
 import inspect
 import itertools
 import re
@@ -45,13 +46,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.errors import UserError
-from ...core.events import StopReason
 from .. import progress as _progress
 from ..i18n import N_, _, ngettext
 from . import explore as _explore
+from . import limits as _limits
 from . import signatures as _signatures
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import (
+    BOOK_FAULTS,
     FAULTS,
     GRANTED,
     REFERENCE,
@@ -323,18 +325,25 @@ class _Subject:
             return (f"returned {answer!r}, not True or False", body.entered)
         if answer is body.result:
             return (_RAN, body.entered)
-        if type(answer) is StopReason:  # labkit's own enum (chapter 4's scope.stop_reason) names a refusal too
-            answer = answer.value
-        if type(answer) is str and answer in REFUSAL.values():  # a str subclass could compare equal to anything
+        if isinstance(answer, str):  # a str subclass (labkit's StopReason, a StrEnum of its own) by its text,
+            answer = str.__str__(answer)  # never by its own == (which could say yes to anything)
+        if answer in REFUSAL.values():
             return (answer, body.entered)
         if body.entered:
             return ("returned something else than what body() returned", body.entered)
-        return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
+        return (f"returned {_returned(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
 
     def _saw(self, body: _Body) -> None:
         """Notes whether the guard's books held a count while an admitted call's body ran."""
         self.counted_in_body[0] |= body.inside[0]
         self.counted_in_body[1] |= body.inside[1]
+
+
+def _returned(answer: object) -> str:
+    """What ``admit`` returned, short: an Enum member by its name (``Reason.TOOL_BUDGET``), else :func:`_short`."""
+    if isinstance(answer, enum.Enum):
+        return f"{type(answer).__name__}.{answer.name}"
+    return _short(answer)
 
 
 def _mutable(value: object) -> bool:
@@ -1109,9 +1118,10 @@ def _explain_alone(
     singles = [((f,), f.rules) for f in faults if same(f.rules)]
     pairs: list[tuple[tuple[Fault, ...], Rules]] = []
     if not [1 for _fs, rules in singles if agree(rules, True)]:
+        books_only = () if subject.simple else itertools.product(faults, BOOK_FAULTS)  # alone, no answer changes
         pairs = [
             ((f, g), merged)
-            for f, g in itertools.combinations(faults, 2)
+            for f, g in (*itertools.combinations(faults, 2), *books_only)
             if f.id != g.id and (merged := _merge(f.rules, g.rules)) is not None and same(merged)
         ]
     tiers = [
@@ -1134,7 +1144,7 @@ def _explain_alone(
         _ids, seen_words, lines = _signatures.signature_words(learned, known, shown)  # its example: what ran
         return ids, [seen_words[0] if w == said(keyed[0]) else w for w in words], lines
     if learned is None:
-        return (), [], []
+        return _explain_limits(subject, same, faults, said) or ((), [], [])
 
     plain = [f for f in faults if f.rules.key == REFERENCE.key]
     with_learned = [(f, _merge(f.rules, learned)) for f in plain]
@@ -1146,7 +1156,34 @@ def _explain_alone(
             if extra is not None:
                 ids, words = (*ids, extra.id), [*words, said(extra)]
             return ids, words, lines
-    return (*_found_words(found, said), []) if found else ((), [], [])
+    if found:
+        return (*_found_words(found, said), [])
+    return _explain_limits(subject, same, faults, said) or ((), [], [])
+
+
+def _explain_limits(
+    subject: _Subject, same: Callable[[Rules], bool], faults: Sequence[Fault], said: Callable[[Fault], str]
+) -> tuple[tuple[str, ...], list[str], list[str]] | None:
+    """The limits the guard was seen to apply (:mod:`.limits`), alone or with one known fault, when they
+    give every answer the guard gave: their ids, words and probe lines; ``None`` otherwise."""
+
+    def ask(script: Script) -> tuple[tuple[tuple[str, int], ...] | str, tuple[object, object] | None]:
+        books: list[tuple[object, object]] = []
+        answers = _alone(subject, script, subject.files, books)
+        return answers, books[0] if books else None
+
+    learned = _limits.learned_limits(ask, subject.simple)
+    if learned is None:
+        return None
+    tries: list[tuple[Fault | None, Rules | None]] = [(None, learned)]
+    tries += [(f, _merge(f.rules, learned)) for f in faults]
+    for extra, rules in tries:
+        if rules is not None and same(rules):
+            ids, words, lines = _limits.limit_words(learned)
+            if extra is not None:
+                ids, words = (*ids, extra.id), [*words, said(extra)]
+            return ids, words, lines
+    return None
 
 
 def _found_words(found: Sequence[tuple[Fault, ...]], said: Callable[[Fault], str]) -> tuple[tuple[str, ...], list[str]]:
@@ -1491,13 +1528,13 @@ def _answer_problem(
     written, an error raised or a non-answer returned, a refusal after the body ran; ``None`` otherwise."""
     unwritten = ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
     if yours[0].startswith("raised NotImplementedError") or all(a == unwritten for _, result in tried for a in result):
-        return (_("admit is not written yet: return body()'s result, or why the call is refused"),), (), True
+        problem = _("admit is not written yet: return body()'s result, or why the call is refused")
+        return (problem,), ("admit_not_written",), True
     if yours[0].startswith(("raised", "returned")):
-        return (
-            (_("admit {answer}").format(answer=_answer(yours[0])),),
-            ("raised",) * yours[0].startswith("raised"),
-            False,
-        )
+        kind = "raised" if yours[0].startswith("raised") else "not_a_refusal"
+        if yours[0] == "returned something else than what body() returned":
+            kind = "not_the_body_result"
+        return (_("admit {answer}").format(answer=_answer(yours[0])),), (kind,), False
     if yours[0] == right[0] and yours[0] in REFUSAL.values() and yours[1] > right[1]:
         problem = _(  # the right refusal, but the body ran before it: the checks came too late
             "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
