@@ -835,114 +835,93 @@ def _witness(ex: Execution, lock_per_call: bool = False) -> tuple[str, list[str]
     for j, own in enumerate(steps):
         if own.op != "write":
             continue
-        stale = None
-        rmw = _reservation_reads(steps, j)
-        for k in range(j - 1, -1, -1):
-            read = steps[k]
-            if read.thread != own.thread or read.name != own.name or read.op != "read" or k in rmw:
-                continue  # the read of `x += 1` is part of the reservation, not the check
-            other = next(
-                (
-                    s
-                    for s in steps[k + 1 : j]
-                    if s.thread != own.thread and s.op == "write" and s.name == own.name and s.value != read.value
-                ),
-                None,
-            )
-            if other is not None:
-                stale = (read, other)
-                break
+        stale = _stale_check(steps, j)
         if stale is None:
             continue
-        read, other = stale
-        a, b = thread_name(read.thread), thread_name(other.thread)
-        at = f" (`{read.line}`)" if read.line else ""
-        name = own.name
-        lines = [
-            _(
-                "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
-            ).format(
-                a=a,
-                b=b,
-                state=read.what[len("reads ") :],
-                at=at,
-                change=_what_words(other.what),
-                reservation=_what_words(own.what),
-            )
-        ]
-        if lock_per_call and not read.locks and not own.locks:
-            return (
-                "lock_per_call",
-                [
-                    *lines,
-                    _(
-                        "admit makes a new lock each time it runs, so {a} and {b} each held a lock of their own"
-                        " and neither kept the other out: make the lock once, in __init__ (self.lock), and take"
-                        " that one in every call"
-                    ).format(a=a, b=b),
-                ],
-                name,
-            )
-        if not read.locks:
-            return (
-                "check_outside_lock",
-                [
-                    *lines,
-                    _(
-                        "{a}'s check of {state} held no lock: put the check and the reservation in one"
-                        " `with self.lock:` block"
-                    ).format(a=a, state=name),
-                ],
-                name,
-            )
-        if not own.locks:
-            return (
-                "reservation_outside_lock",
-                [
-                    *lines,
-                    _(
-                        "{a}'s check of {state} held the lock, but its reservation of {state} was made outside it,"
-                        " after {b} had changed {state}: reserve in the same `with` block as the check"
-                    ).format(a=a, b=b, state=name),
-                ],
-                name,
-            )
-        if not set(read.locks) & set(own.locks):
-            return (
-                "two_locks",
-                [
-                    *lines,
-                    _(
-                        "{a} checked {state} under {check_locks} and reserved it under {reserve_locks}:"
-                        " two different locks do not keep each other out; use one"
-                    ).format(a=a, state=name, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks)),
-                ],
-                name,
-            )
-        if read.acquisition != own.acquisition:
-            return (
-                "check_and_reserve_in_two_steps",
-                [
-                    *lines,
-                    _(
-                        "{a} released {lock} between its check of {state} and its reservation:"
-                        " two locked steps are not one; check and reserve in one `with` block"
-                    ).format(a=a, lock=read.locks[-1], state=name),
-                ],
-                name,
-            )
-        if not other.locks:
-            return (
-                "reservation_outside_lock",
-                [
-                    *lines,
-                    _("{b} changed {state} holding no lock: every change of the state goes under the lock").format(
-                        b=b, state=other.name
-                    ),
-                ],
-                name,
-            )
+        found = _diagnosis(stale[0], own, stale[1], lock_per_call)
+        if found is not None:
+            return found
     return "unexplained", [], ""
+
+
+def _stale_check(steps: Sequence[Any], j: int) -> tuple[Any, Any] | None:
+    """The check ``steps[j]`` (a write) was made from, and another thread's write that made it stale in
+    between: its thread's last read of the same state that some other thread's write changed before the
+    write; the reads of the reservation statement itself are not a check. ``None`` when there is none."""
+    own = steps[j]
+    rmw = _reservation_reads(steps, j)
+    for k in range(j - 1, -1, -1):
+        read = steps[k]
+        if read.thread != own.thread or read.name != own.name or read.op != "read" or k in rmw:
+            continue  # the read of `x += 1` is part of the reservation, not the check
+        other = next(
+            (
+                s
+                for s in steps[k + 1 : j]
+                if s.thread != own.thread and s.op == "write" and s.name == own.name and s.value != read.value
+            ),
+            None,
+        )
+        if other is not None:
+            return read, other
+    return None
+
+
+def _diagnosis(read: Any, own: Any, other: Any, lock_per_call: bool) -> tuple[str, list[str], str] | None:
+    """The fault, the why and the state of a reservation (``own``) made from a check (``read``) that
+    ``other`` made stale, from the locks each held; ``None`` when they held the right lock throughout."""
+    a, b = thread_name(read.thread), thread_name(other.thread)
+    found = _lock_fault(read, own, other, lock_per_call, a, b)
+    if found is None:
+        return None
+    at = f" (`{read.line}`)" if read.line else ""
+    seen = _(
+        "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
+    ).format(
+        a=a,
+        b=b,
+        state=read.what[len("reads ") :],
+        at=at,
+        change=_what_words(other.what),
+        reservation=_what_words(own.what),
+    )
+    return found[0], [seen, found[1]], own.name
+
+
+def _lock_fault(read: Any, own: Any, other: Any, lock_per_call: bool, a: str, b: str) -> tuple[str, str] | None:
+    """Which lock was missing, or wrong, at the check, the reservation or the other thread's change: the
+    fault id and its why, in the order a learner fixes them; ``None`` when the locks were right."""
+    name = own.name
+    if lock_per_call and not read.locks and not own.locks:
+        return "lock_per_call", _(
+            "admit makes a new lock each time it runs, so {a} and {b} each held a lock of their own"
+            " and neither kept the other out: make the lock once, in __init__ (self.lock), and take"
+            " that one in every call"
+        ).format(a=a, b=b)
+    if not read.locks:
+        return "check_outside_lock", _(
+            "{a}'s check of {state} held no lock: put the check and the reservation in one `with self.lock:` block"
+        ).format(a=a, state=name)
+    if not own.locks:
+        return "reservation_outside_lock", _(
+            "{a}'s check of {state} held the lock, but its reservation of {state} was made outside it,"
+            " after {b} had changed {state}: reserve in the same `with` block as the check"
+        ).format(a=a, b=b, state=name)
+    if not set(read.locks) & set(own.locks):
+        return "two_locks", _(
+            "{a} checked {state} under {check_locks} and reserved it under {reserve_locks}:"
+            " two different locks do not keep each other out; use one"
+        ).format(a=a, state=name, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks))
+    if read.acquisition != own.acquisition:
+        return "check_and_reserve_in_two_steps", _(
+            "{a} released {lock} between its check of {state} and its reservation:"
+            " two locked steps are not one; check and reserve in one `with` block"
+        ).format(a=a, lock=read.locks[-1], state=name)
+    if not other.locks:
+        return "reservation_outside_lock", _(
+            "{b} changed {state} holding no lock: every change of the state goes under the lock"
+        ).format(b=b, state=other.name)
+    return None
 
 
 _LOCK_MAKERS = frozenset({"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition"})
@@ -1701,6 +1680,16 @@ def _report_race(
             fault, why = (
                 "body_for_refused_call",
                 [_("a body ran for a call the guard refused: decide first, then run the body")],
+            )
+        elif not any(step.op == "acquire" for step in ex.steps):  # its state out of sight, and no lock at all
+            fault, why = (
+                "check_outside_lock",
+                [
+                    _(
+                        "no thread took a lock in this schedule, so one call's checks and reservation ran while"
+                        " the other's did: put the checks and the reservation in one `with self.lock:` block"
+                    )
+                ],
             )
         elif _admitted(run.answers) < max(_admitted(a) for a, _b in run.allowed):
             fault, why = "too_few_admitted", [_("the guard refused a call that no order of the calls refuses")]
