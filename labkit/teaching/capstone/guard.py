@@ -1220,32 +1220,8 @@ def check_guard(
         UserError: ``guard_class`` is not a class, its constructor fails, or
             the numbers are out of range.
     """
-    if not isinstance(guard_class, type):
-        raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
-    if not _threads_start():
-        raise UserError(
-            _(
-                "check_guard runs your guard in threads, and this Python cannot start one (in the browser,"
-                " JupyterLite's Python has no threads): run this check in JupyterLab, on Binder or on your machine"
-            )
-        )
-    for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
-    admit = getattr(guard_class, "admit", None)
-    if not callable(admit):
-        raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
-    try:
-        params = [
-            p
-            for p in inspect.signature(admit).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        params = []
-    simple = len(params) == 2  # admit(self, body): the one-budget form
-    files = _learner_files(guard_class)
-    subject = _Subject(guard_class, simple, files)
+    simple = _checked_arguments(guard_class, limit, threads, bound)
+    subject = _Subject(guard_class, simple, _learner_files(guard_class))
     try:
         subject.make(Script((), tool_calls=limit))
     except Exception as exc:  # the learner's constructor failed: one clear line
@@ -1270,6 +1246,39 @@ def check_guard(
         report = _judge(guard_class, subject, simple, limit, threads, bound)
     _record(guard_class, report)
     return report
+
+
+def _checked_arguments(guard_class: type, limit: int, threads: int, bound: int) -> bool:
+    """Whether ``guard_class`` is the one-budget form (``admit(self, body)``), once its arguments are usable.
+
+    Raises:
+        UserError: not a class, no ``admit``, no threads in this Python, or a number out of range.
+    """
+    if not isinstance(guard_class, type):
+        raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
+    if not _threads_start():
+        raise UserError(
+            _(
+                "check_guard runs your guard in threads, and this Python cannot start one (in the browser,"
+                " JupyterLite's Python has no threads): run this check in JupyterLab, on Binder or on your machine"
+            )
+        )
+    for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+    admit = getattr(guard_class, "admit", None)
+    if not callable(admit):
+        raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
+    try:
+        params = [
+            p
+            for p in inspect.signature(admit).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    simple = len(params) == 2  # admit(self, body): the one-budget form
+    return simple
 
 
 def _threads_start() -> bool:
@@ -1331,62 +1340,85 @@ def _module_locks(cls: type) -> Iterator[Callable[[], None]]:
 
 
 def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threads: int, bound: int) -> GuardReport:
-    files = subject.files
-    tried: list[tuple[Script, tuple[tuple[str, int], ...]]] = []
-    all_scripts = scripts(simple=simple)
+    """The verdict: the scripts alone (a wrong answer, wrong books, a body under a lock), then the races."""
+    name = guard_class.__name__
+    tried, kept_books, stopped = _run_alone(name, subject, simple)
+    if stopped is not None:
+        return stopped
+    report = _alone_verdict(name, subject, tried, kept_books)
+    if report is not None:
+        return report
+    return _judge_races(name, subject, limit, threads, bound, tried)
+
+
+Tried = list[tuple[Script, tuple[tuple[str, int], ...]]]
+"""The scripts a guard answered alone, each with its answers."""
+
+
+def _run_alone(
+    name: str, subject: _Subject, simple: bool
+) -> tuple[Tried, list[tuple[Script, object, object]], GuardReport | None]:
+    """Every script on a fresh guard: the answers, the books after each, and the report of a script the
+    scheduler gave up (a deadlock, an endless loop, a hang), which ends the check."""
+    tried: Tried = []
     kept_books: list[tuple[Script, object, object]] = []
-    for script in all_scripts:
+    for script in scripts(simple=simple):
         books: list[tuple[object, object]] = []
-        answers = _alone(subject, script, files, books)
+        answers = _alone(subject, script, subject.files, books)
         if books:
             kept_books.append((script, *books[0]))
         if isinstance(answers, str):
-            kind = _problem_kind(answers)
-            return GuardReport(
-                guard_class.__name__,
+            report = GuardReport(
+                name,
                 (_("with one thread: {problem}").format(problem=_problem_words(answers)),),
-                (kind,),
-                (
-                    _("  on: {setting}; {calls}").format(
-                        setting=script.setting(), calls=", ".join(map(str, script.calls))
-                    ),
-                ),
+                (_problem_kind(answers),),
+                (_on_script(script),),
                 len(tried) + 1,
                 found_in="alone",
             )
+            return tried, kept_books, report
         tried.append((script, answers))
+    return tried, kept_books, None
+
+
+def _on_script(script: Script) -> str:
+    return _("  on: {setting}; {calls}").format(setting=script.setting(), calls=", ".join(map(str, script.calls)))
+
+
+def _alone_verdict(
+    name: str, subject: _Subject, tried: Tried, kept_books: list[tuple[Script, object, object]]
+) -> GuardReport | None:
+    """What the scripts alone show: a raise or a wrong answer, then wrong books, then a body run under a
+    lock; ``None`` when they show nothing wrong."""
     raised = next(((s, a) for s, a in tried if any(x.startswith("raised ") for x, _b in a)), None)
     wrong = raised or next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
-        return _report_alone(guard_class.__name__, subject, tried, wrong, kept_books)
-    miscounted = _miscounted(subject, kept_books, simple)
+        return _report_alone(name, subject, tried, wrong, kept_books)
+    miscounted = _miscounted(subject, kept_books, subject.simple)
     if miscounted is not None:
-        return GuardReport(
-            guard_class.__name__, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone"
-        )
-    if subject.body_under_lock is not None:
-        script, held = subject.body_under_lock
-        return GuardReport(
-            guard_class.__name__,
-            (
-                _(
-                    "its body ran while it held {locks}: labkit runs the body outside the lock (chapter 4, step 3),"
-                    " so that a slow or stuck body holds up no other call; reserve under the lock, leave the"
-                    " `with` block, then call body()"
-                ).format(locks=", ".join(held)),
-            ),
-            ("body_under_lock",),
-            (_("  on: {setting}; {calls}").format(setting=script.setting(), calls=", ".join(map(str, script.calls))),),
-            len(tried),
-            found_in="alone",
-        )
+        return GuardReport(name, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone")
+    if subject.body_under_lock is None:
+        return None
+    script, held = subject.body_under_lock
+    problem = _(
+        "its body ran while it held {locks}: labkit runs the body outside the lock (chapter 4, step 3),"
+        " so that a slow or stuck body holds up no other call; reserve under the lock, leave the"
+        " `with` block, then call body()"
+    ).format(locks=", ".join(held))
+    return GuardReport(name, (problem,), ("body_under_lock",), (_on_script(script),), len(tried), found_in="alone")
+
+
+def _judge_races(name: str, subject: _Subject, limit: int, threads: int, bound: int, tried: Tried) -> GuardReport:
+    """Every schedule of every race, up to ``bound`` preemptions: the first that breaks the guard, or the
+    summary of a correct guard."""
     subject.watch = frozenset(subject.written)
-    lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
+    lines = _hidden_state(subject.make(Script((), tool_calls=limit)), subject.cls)
     schedules = 0
     incomplete: list[str] = []
     first: _RaceRun | None = None
-    for race in _races(simple, limit, threads):
-        result, run = _race_once(subject, race, threads, files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
+    races = _races(subject.simple, limit, threads)
+    for race in races:
+        result, run = _race_once(subject, race, threads, subject.files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
         schedules += result.schedules
         if not result.complete:
             incomplete.append(
@@ -1395,17 +1427,27 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
                 )
             )
         if result.failure is not None:
-            return _report_race(guard_class.__name__, run, result, len(tried), schedules)
+            return _report_race(name, run, result, len(tried), schedules)
         if first is None:
             first = run
-    calls = sum(len(s.calls) for s, _ in tried)
+    summary = _passed_summary(tried, len(races), threads, bound, schedules, incomplete)
+    answers = first.answers if first else ()
+    return GuardReport(
+        name, (), (), (), len(tried), schedules, bound, _admitted(answers), sum(b for _, b in answers), summary
+    )
+
+
+def _passed_summary(
+    tried: Tried, races: int, threads: int, bound: int, schedules: int, incomplete: Sequence[str]
+) -> str:
+    """What a correct guard was tried on, and the races a cap on schedules left incomplete."""
     summary = _(
         "every call alone got the rules' answer ({scripts} scripts, {calls} calls), and no schedule of"
         " {races} races of {threads} threads with up to {bound} preemptions broke it ({schedules} schedules)"
     ).format(
         scripts=len(tried),
-        calls=calls,
-        races=len(_races(simple, limit, threads)),
+        calls=sum(len(s.calls) for s, _ in tried),
+        races=races,
         threads=threads,
         bound=bound,
         schedules=f"{schedules:,}",
@@ -1415,19 +1457,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
             "; the cap of {cap} schedules per race stopped the search before it had tried every"
             " schedule ({incomplete}): what was not tried was not judged"
         ).format(cap=f"{MAX_SCHEDULES:,}", incomplete=", ".join(incomplete))
-    shown = first
-    return GuardReport(
-        guard_class.__name__,
-        (),
-        (),
-        (),
-        len(tried),
-        schedules,
-        bound,
-        _admitted(shown.answers) if shown else 0,
-        sum(b for _, b in shown.answers) if shown else 0,
-        summary,
-    )
+    return summary
 
 
 _WIDTH = 100  # a notebook output line, unwrapped
