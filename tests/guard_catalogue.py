@@ -798,9 +798,10 @@ class SeenCopyOnWrite(Reference):
 
 
 class AnswerThatEqualsAnything(_Rules):
-    """The rules in the wrong order, hidden behind a str whose == says yes to every str."""
+    """The rules in the wrong order, hidden behind a str whose == says yes to every str: judged by its text
+    (was "unexplained", as "not a refusal")."""
 
-    FAULT = "unexplained"
+    FAULT = "rules_in_wrong_order"
 
     class Refusal(str):
         def __eq__(self, other):
@@ -932,17 +933,30 @@ class GrantsLookedUpByToolName(_Rules):
 
 
 class BudgetRightOnlyUpToThree(_Rules):
-    FAULT = "unexplained"
+    """A budget of 4 at most: right up to tool_calls=4, one call short and more above (was "unexplained")."""
+
+    FAULT = "budget_wrong_for_some_limits"
 
     def over_budget(self):
         return self.admitted >= min(self.tool_calls, 3) + (self.tool_calls > 3)
 
 
 class ZeroBudgetAdmitsOne(_Rules):
-    FAULT = "unexplained"
+    """A budget of 0 admits one call: right at every other budget (was "unexplained")."""
+
+    FAULT = "budget_wrong_for_some_limits"
 
     def over_budget(self):
         return self.admitted >= max(self.tool_calls, 1)
+
+
+class RepetitionsCappedAtTwo(_Rules):
+    """A signature runs twice at most, even with repetitions=3 (no known fault: the repetition probe)."""
+
+    FAULT = "repetition_wrong_for_some_limits"
+
+    def repeated(self, key):
+        return self.seen.get(key, 0) >= min(self.repetitions, 2)
 
 
 class PeeksWithoutTheLock(Reference):
@@ -987,6 +1001,7 @@ ATTACKED_WRONG = [
     GrantsLookedUpByToolName,
     BudgetRightOnlyUpToThree,
     ZeroBudgetAdmitsOne,
+    RepetitionsCappedAtTwo,
     PeeksWithoutTheLock,
 ]
 

@@ -262,3 +262,50 @@ def test_every_race_mutation_gets_its_own_witness_naming_the_state_it_misplaced(
     else:
         named = _named(why, mutation)
         assert len(named) == 1 and named <= mutation.states, why
+
+
+# -- the verdict does not depend on how busy the machine is ------------------------------------------
+
+
+@pytest.fixture
+def slow_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every schedule takes longer than the checker's time limit, as on a machine busy with other work."""
+    from labkit.teaching.capstone import explore
+
+    made = explore.Execution.__init__
+
+    def init(self, functions, prefix, files, max_steps, timeout_s, lines=False):  # type: ignore[no-untyped-def]
+        made(self, functions, prefix, files, max_steps, 1e-6, lines)
+
+    monkeypatch.setattr(explore.Execution, "__init__", init)
+
+
+@pytest.mark.parametrize("case", [CASES[0], CASES[len(CASES) // 2], CASES[-1]], ids=lambda c: c[0].name)
+def test_a_witness_is_the_same_when_every_schedule_outlasts_the_time_limit(tmp_path_factory, slow_machine, case):
+    mutation, *forms = case
+    report = check_guard(_guard(tmp_path_factory, mutation, *forms))
+    assert report.faults == (mutation.fault,), str(report)
+
+
+def test_the_right_guard_stays_correct_when_every_schedule_outlasts_the_time_limit(tmp_path_factory, slow_machine):
+    report = check_guard(_guard(tmp_path_factory, RIGHT, *FORMS[0]))
+    assert report.passed, str(report)
+
+
+def test_a_guard_that_waits_for_what_the_checker_does_not_control_is_still_reported():
+    import threading
+
+    from labkit.teaching.capstone import GuardBase
+
+    class WaitsForAnEvent(GuardBase):
+        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            self.ready = threading.Event()  # never set: no one else can wake it
+
+        def admit(self, call, body):  # type: ignore[no-untyped-def]
+            self.ready.wait()
+            return body()
+
+    report = check_guard(WaitsForAnEvent)
+    assert report.faults == ("hang",), str(report)
+    assert "waiting for something the checker does not control" in " ".join(report.problems), str(report)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import linecache
+import os
 import sys
 import threading
 import types
@@ -126,6 +127,7 @@ class Execution:
         self._turn = [threading.Semaphore(0) for _ in range(n)]
         self._finished = threading.Event()
         self._abandoned = False
+        self.running = 0  # the thread whose turn it is
         self._acquisitions = 0
 
     # -- what guard code calls ------------------------------------------------------------
@@ -198,11 +200,17 @@ class Execution:
             )
             self._give_up(f"deadlock: {waits} (a lock taken twice, or never released?)")
         if chosen != i:
-            self._turn[chosen].release()
+            self._hand_over(chosen)
             self._wait_turn(i)
 
+    def _hand_over(self, chosen: int) -> None:
+        self.running = chosen
+        self._turn[chosen].release()
+
     def _wait_turn(self, i: int) -> None:
-        if not self._turn[i].acquire(timeout=self.timeout_s) or self._abandoned:
+        # no time limit: however slow the machine, the turn comes (a given-up execution releases every turn)
+        self._turn[i].acquire()
+        if self._abandoned:
             raise Abandoned
         # the turn is ours again
 
@@ -254,7 +262,7 @@ class Execution:
         except Abandoned:
             return
         if nxt is not None:
-            self._turn[nxt].release()
+            self._hand_over(nxt)
         elif any(s == _BLOCKED for s in self.state):
             try:
                 self._schedule(i)  # raises: the threads left are all blocked
@@ -270,8 +278,9 @@ class Execution:
             worker.start()
         first = self._choose(None)
         assert first is not None
-        self._turn[first].release()
-        if not self._finished.wait(self.timeout_s):
+        self._hand_over(first)
+        stuck = _watch(self, workers)
+        if stuck:
             self.problem = self.problem or (
                 f"admit did not return within {self.timeout_s:g} s: waiting for something the checker does not "
                 "control (a multiprocessing lock, an Event, a queue, I/O?); a threading Lock, RLock, Condition or "
@@ -281,7 +290,7 @@ class Execution:
             for turn in self._turn:
                 turn.release()
         for worker in workers:
-            worker.join(0.5)
+            worker.join(0.5 if stuck else None)  # a stuck worker may never end: it is a daemon
         return self
 
     # -- reading the schedule ---------------------------------------------------------------
@@ -302,6 +311,60 @@ class Execution:
                 return linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
             frame = frame.f_back
         return ""
+
+
+_SLICE_S = 0.25  # how often the watch looks at a running execution
+
+
+def _watch(ex: Execution, workers: Sequence[threading.Thread]) -> bool:
+    """Wait for ``ex`` to end; ``True`` when its running thread is stuck where the scheduler cannot reach it.
+
+    Whether a guard is stuck never depends on how busy the machine is. A point reached, or a turn handed
+    over, is progress: the watch waits on. Without progress, the thread whose turn it is is stuck when,
+    for ``ex.timeout_s``, it either sleeps outside the scheduler (blocked on an Event, a queue, a
+    multiprocessing lock, I/O: the operating system says it sleeps) or computes without a point (an
+    endless loop: its own CPU time, not the clock, is counted). A thread waiting for the processor is
+    neither, however long it waits. Where the operating system cannot be asked (no ``/proc``), the clock
+    is counted instead, from the last progress.
+    """
+    seen, still, cpu_from = -1, 0.0, 0.0
+    while not ex._finished.wait(_SLICE_S):
+        progress = ex.points + len(ex.decisions)
+        worker = workers[ex.running]
+        state, cpu = _thread_state(worker)
+        if progress != seen:
+            seen, still, cpu_from = progress, 0.0, cpu
+            continue
+        if state is None:  # no /proc: the clock
+            still += _SLICE_S
+        elif state == "S" and not _in_scheduler(worker):
+            still += _SLICE_S  # asleep in something the scheduler does not control
+        elif state == "R":
+            still = cpu - cpu_from  # computing without a point
+        if still >= ex.timeout_s:
+            return True
+    return False
+
+
+def _thread_state(worker: threading.Thread) -> tuple[str | None, float]:
+    """The thread's state as the operating system sees it (``"R"`` running or waiting for the processor,
+    ``"S"`` asleep, ...) and the CPU seconds it used; ``(None, 0.0)`` where ``/proc`` cannot tell."""
+    try:
+        with open(f"/proc/self/task/{worker.native_id}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None, 0.0
+    return fields[0], (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _in_scheduler(worker: threading.Thread) -> bool:
+    """Whether the thread waits in the scheduler itself (for its turn, or for a lock the scheduler gives)."""
+    frame = sys._current_frames().get(worker.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_filename == __file__ and frame.f_code.co_name == "_wait_turn":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _lock_name(lock: object) -> str:
@@ -678,7 +741,8 @@ def explore(
             end or until it blocks before the next starts).
         max_schedules: a cap on the schedules run in all.
         max_steps: a cap on the points of one schedule (an endless loop).
-        timeout_s: the longest one schedule may take in real time.
+        timeout_s: the longest a running thread may sleep outside the scheduler, or compute without a
+            point (its own CPU time), before the schedule is given up (:func:`_watch`): never the clock.
         lines: a switch is also possible before every line of ``files``'
             code (for state the guard's own hooks cannot see: many more
             schedules).

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import enum
 import inspect
 import itertools
 import re
@@ -45,13 +46,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...core.errors import UserError
-from ...core.events import StopReason
 from .. import progress as _progress
 from ..i18n import N_, _, ngettext
 from . import explore as _explore
+from . import limits as _limits
 from . import signatures as _signatures
 from .explore import Condition, Execution, Lock, RLock, Semaphore, current, thread_name, watched
 from .rules import (
+    BOOK_FAULTS,
     FAULTS,
     GRANTED,
     REFERENCE,
@@ -323,18 +325,25 @@ class _Subject:
             return (f"returned {answer!r}, not True or False", body.entered)
         if answer is body.result:
             return (_RAN, body.entered)
-        if type(answer) is StopReason:  # labkit's own enum (chapter 4's scope.stop_reason) names a refusal too
-            answer = answer.value
-        if type(answer) is str and answer in REFUSAL.values():  # a str subclass could compare equal to anything
+        if isinstance(answer, str):  # a str subclass (labkit's StopReason, a StrEnum of its own) by its text,
+            answer = str.__str__(answer)  # never by its own == (which could say yes to anything)
+        if answer in REFUSAL.values():
             return (answer, body.entered)
         if body.entered:
             return ("returned something else than what body() returned", body.entered)
-        return (f"returned {_short(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
+        return (f"returned {_returned(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
 
     def _saw(self, body: _Body) -> None:
         """Notes whether the guard's books held a count while an admitted call's body ran."""
         self.counted_in_body[0] |= body.inside[0]
         self.counted_in_body[1] |= body.inside[1]
+
+
+def _returned(answer: object) -> str:
+    """What ``admit`` returned, short: an Enum member by its name (``Reason.TOOL_BUDGET``), else :func:`_short`."""
+    if isinstance(answer, enum.Enum):
+        return f"{type(answer).__name__}.{answer.name}"
+    return _short(answer)
 
 
 def _mutable(value: object) -> bool:
@@ -826,114 +835,93 @@ def _witness(ex: Execution, lock_per_call: bool = False) -> tuple[str, list[str]
     for j, own in enumerate(steps):
         if own.op != "write":
             continue
-        stale = None
-        rmw = _reservation_reads(steps, j)
-        for k in range(j - 1, -1, -1):
-            read = steps[k]
-            if read.thread != own.thread or read.name != own.name or read.op != "read" or k in rmw:
-                continue  # the read of `x += 1` is part of the reservation, not the check
-            other = next(
-                (
-                    s
-                    for s in steps[k + 1 : j]
-                    if s.thread != own.thread and s.op == "write" and s.name == own.name and s.value != read.value
-                ),
-                None,
-            )
-            if other is not None:
-                stale = (read, other)
-                break
+        stale = _stale_check(steps, j)
         if stale is None:
             continue
-        read, other = stale
-        a, b = thread_name(read.thread), thread_name(other.thread)
-        at = f" (`{read.line}`)" if read.line else ""
-        name = own.name
-        lines = [
-            _(
-                "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
-            ).format(
-                a=a,
-                b=b,
-                state=read.what[len("reads ") :],
-                at=at,
-                change=_what_words(other.what),
-                reservation=_what_words(own.what),
-            )
-        ]
-        if lock_per_call and not read.locks and not own.locks:
-            return (
-                "lock_per_call",
-                [
-                    *lines,
-                    _(
-                        "admit makes a new lock each time it runs, so {a} and {b} each held a lock of their own"
-                        " and neither kept the other out: make the lock once, in __init__ (self.lock), and take"
-                        " that one in every call"
-                    ).format(a=a, b=b),
-                ],
-                name,
-            )
-        if not read.locks:
-            return (
-                "check_outside_lock",
-                [
-                    *lines,
-                    _(
-                        "{a}'s check of {state} held no lock: put the check and the reservation in one"
-                        " `with self.lock:` block"
-                    ).format(a=a, state=name),
-                ],
-                name,
-            )
-        if not own.locks:
-            return (
-                "reservation_outside_lock",
-                [
-                    *lines,
-                    _(
-                        "{a}'s check of {state} held the lock, but its reservation of {state} was made outside it,"
-                        " after {b} had changed {state}: reserve in the same `with` block as the check"
-                    ).format(a=a, b=b, state=name),
-                ],
-                name,
-            )
-        if not set(read.locks) & set(own.locks):
-            return (
-                "two_locks",
-                [
-                    *lines,
-                    _(
-                        "{a} checked {state} under {check_locks} and reserved it under {reserve_locks}:"
-                        " two different locks do not keep each other out; use one"
-                    ).format(a=a, state=name, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks)),
-                ],
-                name,
-            )
-        if read.acquisition != own.acquisition:
-            return (
-                "check_and_reserve_in_two_steps",
-                [
-                    *lines,
-                    _(
-                        "{a} released {lock} between its check of {state} and its reservation:"
-                        " two locked steps are not one; check and reserve in one `with` block"
-                    ).format(a=a, lock=read.locks[-1], state=name),
-                ],
-                name,
-            )
-        if not other.locks:
-            return (
-                "reservation_outside_lock",
-                [
-                    *lines,
-                    _("{b} changed {state} holding no lock: every change of the state goes under the lock").format(
-                        b=b, state=other.name
-                    ),
-                ],
-                name,
-            )
+        found = _diagnosis(stale[0], own, stale[1], lock_per_call)
+        if found is not None:
+            return found
     return "unexplained", [], ""
+
+
+def _stale_check(steps: Sequence[Any], j: int) -> tuple[Any, Any] | None:
+    """The check ``steps[j]`` (a write) was made from, and another thread's write that made it stale in
+    between: its thread's last read of the same state that some other thread's write changed before the
+    write; the reads of the reservation statement itself are not a check. ``None`` when there is none."""
+    own = steps[j]
+    rmw = _reservation_reads(steps, j)
+    for k in range(j - 1, -1, -1):
+        read = steps[k]
+        if read.thread != own.thread or read.name != own.name or read.op != "read" or k in rmw:
+            continue  # the read of `x += 1` is part of the reservation, not the check
+        other = next(
+            (
+                s
+                for s in steps[k + 1 : j]
+                if s.thread != own.thread and s.op == "write" and s.name == own.name and s.value != read.value
+            ),
+            None,
+        )
+        if other is not None:
+            return read, other
+    return None
+
+
+def _diagnosis(read: Any, own: Any, other: Any, lock_per_call: bool) -> tuple[str, list[str], str] | None:
+    """The fault, the why and the state of a reservation (``own``) made from a check (``read``) that
+    ``other`` made stale, from the locks each held; ``None`` when they held the right lock throughout."""
+    a, b = thread_name(read.thread), thread_name(other.thread)
+    found = _lock_fault(read, own, other, lock_per_call, a, b)
+    if found is None:
+        return None
+    at = f" (`{read.line}`)" if read.line else ""
+    seen = _(
+        "{a} checked {state}{at}, then {b} changed it ({change}), then {a} reserved anyway ({reservation})"
+    ).format(
+        a=a,
+        b=b,
+        state=read.what[len("reads ") :],
+        at=at,
+        change=_what_words(other.what),
+        reservation=_what_words(own.what),
+    )
+    return found[0], [seen, found[1]], own.name
+
+
+def _lock_fault(read: Any, own: Any, other: Any, lock_per_call: bool, a: str, b: str) -> tuple[str, str] | None:
+    """Which lock was missing, or wrong, at the check, the reservation or the other thread's change: the
+    fault id and its why, in the order a learner fixes them; ``None`` when the locks were right."""
+    name = own.name
+    if lock_per_call and not read.locks and not own.locks:
+        return "lock_per_call", _(
+            "admit makes a new lock each time it runs, so {a} and {b} each held a lock of their own"
+            " and neither kept the other out: make the lock once, in __init__ (self.lock), and take"
+            " that one in every call"
+        ).format(a=a, b=b)
+    if not read.locks:
+        return "check_outside_lock", _(
+            "{a}'s check of {state} held no lock: put the check and the reservation in one `with self.lock:` block"
+        ).format(a=a, state=name)
+    if not own.locks:
+        return "reservation_outside_lock", _(
+            "{a}'s check of {state} held the lock, but its reservation of {state} was made outside it,"
+            " after {b} had changed {state}: reserve in the same `with` block as the check"
+        ).format(a=a, b=b, state=name)
+    if not set(read.locks) & set(own.locks):
+        return "two_locks", _(
+            "{a} checked {state} under {check_locks} and reserved it under {reserve_locks}:"
+            " two different locks do not keep each other out; use one"
+        ).format(a=a, state=name, check_locks=", ".join(read.locks), reserve_locks=", ".join(own.locks))
+    if read.acquisition != own.acquisition:
+        return "check_and_reserve_in_two_steps", _(
+            "{a} released {lock} between its check of {state} and its reservation:"
+            " two locked steps are not one; check and reserve in one `with` block"
+        ).format(a=a, lock=read.locks[-1], state=name)
+    if not other.locks:
+        return "reservation_outside_lock", _(
+            "{b} changed {state} holding no lock: every change of the state goes under the lock"
+        ).format(b=b, state=other.name)
+    return None
 
 
 _LOCK_MAKERS = frozenset({"Lock", "RLock", "Semaphore", "BoundedSemaphore", "Condition"})
@@ -1109,9 +1097,10 @@ def _explain_alone(
     singles = [((f,), f.rules) for f in faults if same(f.rules)]
     pairs: list[tuple[tuple[Fault, ...], Rules]] = []
     if not [1 for _fs, rules in singles if agree(rules, True)]:
+        books_only = () if subject.simple else itertools.product(faults, BOOK_FAULTS)  # alone, no answer changes
         pairs = [
             ((f, g), merged)
-            for f, g in itertools.combinations(faults, 2)
+            for f, g in (*itertools.combinations(faults, 2), *books_only)
             if f.id != g.id and (merged := _merge(f.rules, g.rules)) is not None and same(merged)
         ]
     tiers = [
@@ -1134,7 +1123,7 @@ def _explain_alone(
         _ids, seen_words, lines = _signatures.signature_words(learned, known, shown)  # its example: what ran
         return ids, [seen_words[0] if w == said(keyed[0]) else w for w in words], lines
     if learned is None:
-        return (), [], []
+        return _explain_limits(subject, same, faults, said) or ((), [], [])
 
     plain = [f for f in faults if f.rules.key == REFERENCE.key]
     with_learned = [(f, _merge(f.rules, learned)) for f in plain]
@@ -1146,7 +1135,34 @@ def _explain_alone(
             if extra is not None:
                 ids, words = (*ids, extra.id), [*words, said(extra)]
             return ids, words, lines
-    return (*_found_words(found, said), []) if found else ((), [], [])
+    if found:
+        return (*_found_words(found, said), [])
+    return _explain_limits(subject, same, faults, said) or ((), [], [])
+
+
+def _explain_limits(
+    subject: _Subject, same: Callable[[Rules], bool], faults: Sequence[Fault], said: Callable[[Fault], str]
+) -> tuple[tuple[str, ...], list[str], list[str]] | None:
+    """The limits the guard was seen to apply (:mod:`.limits`), alone or with one known fault, when they
+    give every answer the guard gave: their ids, words and probe lines; ``None`` otherwise."""
+
+    def ask(script: Script) -> tuple[tuple[tuple[str, int], ...] | str, tuple[object, object] | None]:
+        books: list[tuple[object, object]] = []
+        answers = _alone(subject, script, subject.files, books)
+        return answers, books[0] if books else None
+
+    learned = _limits.learned_limits(ask, subject.simple)
+    if learned is None:
+        return None
+    tries: list[tuple[Fault | None, Rules | None]] = [(None, learned)]
+    tries += [(f, _merge(f.rules, learned)) for f in faults]
+    for extra, rules in tries:
+        if rules is not None and same(rules):
+            ids, words, lines = _limits.limit_words(learned)
+            if extra is not None:
+                ids, words = (*ids, extra.id), [*words, said(extra)]
+            return ids, words, lines
+    return None
 
 
 def _found_words(found: Sequence[tuple[Fault, ...]], said: Callable[[Fault], str]) -> tuple[tuple[str, ...], list[str]]:
@@ -1204,32 +1220,8 @@ def check_guard(
         UserError: ``guard_class`` is not a class, its constructor fails, or
             the numbers are out of range.
     """
-    if not isinstance(guard_class, type):
-        raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
-    if not _threads_start():
-        raise UserError(
-            _(
-                "check_guard runs your guard in threads, and this Python cannot start one (in the browser,"
-                " JupyterLite's Python has no threads): run this check in JupyterLab, on Binder or on your machine"
-            )
-        )
-    for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
-    admit = getattr(guard_class, "admit", None)
-    if not callable(admit):
-        raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
-    try:
-        params = [
-            p
-            for p in inspect.signature(admit).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        params = []
-    simple = len(params) == 2  # admit(self, body): the one-budget form
-    files = _learner_files(guard_class)
-    subject = _Subject(guard_class, simple, files)
+    simple = _checked_arguments(guard_class, limit, threads, bound)
+    subject = _Subject(guard_class, simple, _learner_files(guard_class))
     try:
         subject.make(Script((), tool_calls=limit))
     except Exception as exc:  # the learner's constructor failed: one clear line
@@ -1254,6 +1246,39 @@ def check_guard(
         report = _judge(guard_class, subject, simple, limit, threads, bound)
     _record(guard_class, report)
     return report
+
+
+def _checked_arguments(guard_class: type, limit: int, threads: int, bound: int) -> bool:
+    """Whether ``guard_class`` is the one-budget form (``admit(self, body)``), once its arguments are usable.
+
+    Raises:
+        UserError: not a class, no ``admit``, no threads in this Python, or a number out of range.
+    """
+    if not isinstance(guard_class, type):
+        raise UserError(f"check_guard takes the guard class itself (e.g. check_guard(Guard)), not {guard_class!r}")
+    if not _threads_start():
+        raise UserError(
+            _(
+                "check_guard runs your guard in threads, and this Python cannot start one (in the browser,"
+                " JupyterLite's Python has no threads): run this check in JupyterLab, on Binder or on your machine"
+            )
+        )
+    for name, value, low, high in (("limit", limit, 1, 9), ("threads", threads, 2, 3), ("bound", bound, 0, 3)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UserError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+    admit = getattr(guard_class, "admit", None)
+    if not callable(admit):
+        raise UserError(f"{guard_class.__name__} has no admit method: write admit(self, call, body)")
+    try:
+        params = [
+            p
+            for p in inspect.signature(admit).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    simple = len(params) == 2  # admit(self, body): the one-budget form
+    return simple
 
 
 def _threads_start() -> bool:
@@ -1315,62 +1340,85 @@ def _module_locks(cls: type) -> Iterator[Callable[[], None]]:
 
 
 def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threads: int, bound: int) -> GuardReport:
-    files = subject.files
-    tried: list[tuple[Script, tuple[tuple[str, int], ...]]] = []
-    all_scripts = scripts(simple=simple)
+    """The verdict: the scripts alone (a wrong answer, wrong books, a body under a lock), then the races."""
+    name = guard_class.__name__
+    tried, kept_books, stopped = _run_alone(name, subject, simple)
+    if stopped is not None:
+        return stopped
+    report = _alone_verdict(name, subject, tried, kept_books)
+    if report is not None:
+        return report
+    return _judge_races(name, subject, limit, threads, bound, tried)
+
+
+Tried = list[tuple[Script, tuple[tuple[str, int], ...]]]
+"""The scripts a guard answered alone, each with its answers."""
+
+
+def _run_alone(
+    name: str, subject: _Subject, simple: bool
+) -> tuple[Tried, list[tuple[Script, object, object]], GuardReport | None]:
+    """Every script on a fresh guard: the answers, the books after each, and the report of a script the
+    scheduler gave up (a deadlock, an endless loop, a hang), which ends the check."""
+    tried: Tried = []
     kept_books: list[tuple[Script, object, object]] = []
-    for script in all_scripts:
+    for script in scripts(simple=simple):
         books: list[tuple[object, object]] = []
-        answers = _alone(subject, script, files, books)
+        answers = _alone(subject, script, subject.files, books)
         if books:
             kept_books.append((script, *books[0]))
         if isinstance(answers, str):
-            kind = _problem_kind(answers)
-            return GuardReport(
-                guard_class.__name__,
+            report = GuardReport(
+                name,
                 (_("with one thread: {problem}").format(problem=_problem_words(answers)),),
-                (kind,),
-                (
-                    _("  on: {setting}; {calls}").format(
-                        setting=script.setting(), calls=", ".join(map(str, script.calls))
-                    ),
-                ),
+                (_problem_kind(answers),),
+                (_on_script(script),),
                 len(tried) + 1,
                 found_in="alone",
             )
+            return tried, kept_books, report
         tried.append((script, answers))
+    return tried, kept_books, None
+
+
+def _on_script(script: Script) -> str:
+    return _("  on: {setting}; {calls}").format(setting=script.setting(), calls=", ".join(map(str, script.calls)))
+
+
+def _alone_verdict(
+    name: str, subject: _Subject, tried: Tried, kept_books: list[tuple[Script, object, object]]
+) -> GuardReport | None:
+    """What the scripts alone show: a raise or a wrong answer, then wrong books, then a body run under a
+    lock; ``None`` when they show nothing wrong."""
     raised = next(((s, a) for s, a in tried if any(x.startswith("raised ") for x, _b in a)), None)
     wrong = raised or next(((s, a) for s, a in tried if REFERENCE.run(s) != a), None)
     if wrong is not None:
-        return _report_alone(guard_class.__name__, subject, tried, wrong, kept_books)
-    miscounted = _miscounted(subject, kept_books, simple)
+        return _report_alone(name, subject, tried, wrong, kept_books)
+    miscounted = _miscounted(subject, kept_books, subject.simple)
     if miscounted is not None:
-        return GuardReport(
-            guard_class.__name__, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone"
-        )
-    if subject.body_under_lock is not None:
-        script, held = subject.body_under_lock
-        return GuardReport(
-            guard_class.__name__,
-            (
-                _(
-                    "its body ran while it held {locks}: labkit runs the body outside the lock (chapter 4, step 3),"
-                    " so that a slow or stuck body holds up no other call; reserve under the lock, leave the"
-                    " `with` block, then call body()"
-                ).format(locks=", ".join(held)),
-            ),
-            ("body_under_lock",),
-            (_("  on: {setting}; {calls}").format(setting=script.setting(), calls=", ".join(map(str, script.calls))),),
-            len(tried),
-            found_in="alone",
-        )
+        return GuardReport(name, (miscounted[0],), ("miscounted",), miscounted[1:], len(tried), found_in="alone")
+    if subject.body_under_lock is None:
+        return None
+    script, held = subject.body_under_lock
+    problem = _(
+        "its body ran while it held {locks}: labkit runs the body outside the lock (chapter 4, step 3),"
+        " so that a slow or stuck body holds up no other call; reserve under the lock, leave the"
+        " `with` block, then call body()"
+    ).format(locks=", ".join(held))
+    return GuardReport(name, (problem,), ("body_under_lock",), (_on_script(script),), len(tried), found_in="alone")
+
+
+def _judge_races(name: str, subject: _Subject, limit: int, threads: int, bound: int, tried: Tried) -> GuardReport:
+    """Every schedule of every race, up to ``bound`` preemptions: the first that breaks the guard, or the
+    summary of a correct guard."""
     subject.watch = frozenset(subject.written)
-    lines = _hidden_state(subject.make(Script((), tool_calls=limit)), guard_class)
+    lines = _hidden_state(subject.make(Script((), tool_calls=limit)), subject.cls)
     schedules = 0
     incomplete: list[str] = []
     first: _RaceRun | None = None
-    for race in _races(simple, limit, threads):
-        result, run = _race_once(subject, race, threads, files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
+    races = _races(subject.simple, limit, threads)
+    for race in races:
+        result, run = _race_once(subject, race, threads, subject.files, bound, max_schedules=MAX_SCHEDULES, lines=lines)
         schedules += result.schedules
         if not result.complete:
             incomplete.append(
@@ -1379,17 +1427,27 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
                 )
             )
         if result.failure is not None:
-            return _report_race(guard_class.__name__, run, result, len(tried), schedules)
+            return _report_race(name, run, result, len(tried), schedules)
         if first is None:
             first = run
-    calls = sum(len(s.calls) for s, _ in tried)
+    summary = _passed_summary(tried, len(races), threads, bound, schedules, incomplete)
+    answers = first.answers if first else ()
+    return GuardReport(
+        name, (), (), (), len(tried), schedules, bound, _admitted(answers), sum(b for _, b in answers), summary
+    )
+
+
+def _passed_summary(
+    tried: Tried, races: int, threads: int, bound: int, schedules: int, incomplete: Sequence[str]
+) -> str:
+    """What a correct guard was tried on, and the races a cap on schedules left incomplete."""
     summary = _(
         "every call alone got the rules' answer ({scripts} scripts, {calls} calls), and no schedule of"
         " {races} races of {threads} threads with up to {bound} preemptions broke it ({schedules} schedules)"
     ).format(
         scripts=len(tried),
-        calls=calls,
-        races=len(_races(simple, limit, threads)),
+        calls=sum(len(s.calls) for s, _ in tried),
+        races=races,
         threads=threads,
         bound=bound,
         schedules=f"{schedules:,}",
@@ -1399,19 +1457,7 @@ def _judge(guard_class: type, subject: _Subject, simple: bool, limit: int, threa
             "; the cap of {cap} schedules per race stopped the search before it had tried every"
             " schedule ({incomplete}): what was not tried was not judged"
         ).format(cap=f"{MAX_SCHEDULES:,}", incomplete=", ".join(incomplete))
-    shown = first
-    return GuardReport(
-        guard_class.__name__,
-        (),
-        (),
-        (),
-        len(tried),
-        schedules,
-        bound,
-        _admitted(shown.answers) if shown else 0,
-        sum(b for _, b in shown.answers) if shown else 0,
-        summary,
-    )
+    return summary
 
 
 _WIDTH = 100  # a notebook output line, unwrapped
@@ -1491,13 +1537,13 @@ def _answer_problem(
     written, an error raised or a non-answer returned, a refusal after the body ran; ``None`` otherwise."""
     unwritten = ("returned None, not a refusal (Cancelled, PermissionDenied, ToolBudget, RepeatedCall)", 0)
     if yours[0].startswith("raised NotImplementedError") or all(a == unwritten for _, result in tried for a in result):
-        return (_("admit is not written yet: return body()'s result, or why the call is refused"),), (), True
+        problem = _("admit is not written yet: return body()'s result, or why the call is refused")
+        return (problem,), ("admit_not_written",), True
     if yours[0].startswith(("raised", "returned")):
-        return (
-            (_("admit {answer}").format(answer=_answer(yours[0])),),
-            ("raised",) * yours[0].startswith("raised"),
-            False,
-        )
+        kind = "raised" if yours[0].startswith("raised") else "not_a_refusal"
+        if yours[0] == "returned something else than what body() returned":
+            kind = "not_the_body_result"
+        return (_("admit {answer}").format(answer=_answer(yours[0])),), (kind,), False
     if yours[0] == right[0] and yours[0] in REFUSAL.values() and yours[1] > right[1]:
         problem = _(  # the right refusal, but the body ran before it: the checks came too late
             "this call got the rules' answer, {status}, but only after its body ran: a refused call runs"
@@ -1664,6 +1710,16 @@ def _report_race(
             fault, why = (
                 "body_for_refused_call",
                 [_("a body ran for a call the guard refused: decide first, then run the body")],
+            )
+        elif not any(step.op == "acquire" for step in ex.steps):  # its state out of sight, and no lock at all
+            fault, why = (
+                "check_outside_lock",
+                [
+                    _(
+                        "no thread took a lock in this schedule, so one call's checks and reservation ran while"
+                        " the other's did: put the checks and the reservation in one `with self.lock:` block"
+                    )
+                ],
             )
         elif _admitted(run.answers) < max(_admitted(a) for a, _b in run.allowed):
             fault, why = "too_few_admitted", [_("the guard refused a call that no order of the calls refuses")]

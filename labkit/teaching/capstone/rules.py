@@ -30,6 +30,7 @@ from ..i18n import N_, _, pgettext
 
 __all__ = [
     "Attempt",
+    "BOOK_FAULTS",
     "CHECKS",
     "FAULTS",
     "Fault",
@@ -218,6 +219,12 @@ class Rules:
         count_refused: a refused call counts against the budget too.
         refusal_counts: ``(check, n)``: a call that ``check`` refuses adds ``n`` to the budget's count
             (``1``: it is counted; ``-1``: a place is given back though nothing was reserved).
+        refusal_seen: the checks whose refused call still adds one to its signature's count (a
+            reservation made before the check and kept, or a count added on the refusal itself).
+        budget_bounds: ``(tool_calls, n)``: with that budget, the budget admits ``n`` attempts (the
+            bounds a guard was seen to apply, :mod:`.limits`); other budgets admit ``tool_calls +
+            budget_slack``.
+        repeat_bounds: ``(repetitions, n)``: the same for the repetition rule.
         budget_per_tool: the budget is counted per tool name, not for the whole run.
         budget_per_signature: the budget is counted per signature (``seen[key]`` against ``tool_calls``).
         permission: what is looked for in the grants: ``"capability"`` (labkit) or ``"tool"`` (the
@@ -243,10 +250,21 @@ class Rules:
     permission: str = "capability"
     classes: tuple[tuple[tuple[str, str], int], ...] = ()
     counts: str = "both"
+    refusal_seen: tuple[str, ...] = ()
+    budget_bounds: tuple[tuple[int, int], ...] = ()
+    repeat_bounds: tuple[tuple[int, int], ...] = ()
 
     def key_of(self, call: Attempt) -> str:
         """What makes two calls the same under these rules (:func:`_key`)."""
         return _key(self.key, call, self.classes)
+
+    def budget_bound(self, tool_calls: int) -> int:
+        """How many attempts the budget admits with ``tool_calls``."""
+        return dict(self.budget_bounds).get(tool_calls, tool_calls + self.budget_slack)
+
+    def repeat_bound(self, repetitions: int) -> int:
+        """How many times the repetition rule admits one signature with ``repetitions``."""
+        return dict(self.repeat_bounds).get(repetitions, repetitions + self.repeat_slack)
 
     def refusal(
         self, state: State, call: Attempt, tool_calls: int, repetitions: int, granted: frozenset[str]
@@ -260,9 +278,9 @@ class Rules:
             admitted = state.by_tool.get(call.tool, 0) if self.budget_per_tool else state.admitted
             if self.budget_per_signature:
                 admitted = state.seen.get(key, 0)
-            if check == "tool_budget" and admitted >= tool_calls + self.budget_slack:
+            if check == "tool_budget" and admitted >= self.budget_bound(tool_calls):
                 return check
-            if check == "repetition" and state.seen.get(key, 0) >= repetitions + self.repeat_slack:
+            if check == "repetition" and state.seen.get(key, 0) >= self.repeat_bound(repetitions):
                 return check
         return None
 
@@ -292,6 +310,9 @@ class Rules:
             counted = int(self.count_refused) + dict(self.refusal_counts).get(refused, 0)
             state.admitted += counted
             state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + counted
+            if refused in self.refusal_seen:
+                key = self.key_of(call)
+                state.seen[key] = state.seen.get(key, 0) + 1
             return (REFUSAL[refused], int(self.body_first))
         key = self.key_of(call)
         if self.counts != "seen":
@@ -532,7 +553,7 @@ def _faults() -> tuple[Fault, ...]:
         *(
             Fault(
                 "refused_calls_counted",
-                Rules(refusal_counts=((check, 1),)),
+                Rules(refusal_counts=((check, 1),), refusal_seen=(check,)),  # the whole reservation, kept
                 words,
             )
             for check, words in (
@@ -651,6 +672,8 @@ def _faults() -> tuple[Fault, ...]:
 
 
 FAULTS = _faults()
+"""Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
+
 _SIMPLE_IDS = {
     "budget_admits_one_too_many",
     "budget_refuses_one_too_early",
@@ -659,7 +682,6 @@ _SIMPLE_IDS = {
     "budget_never_counted",
     "body_before_check",
 }  # counting refused calls cannot show with one budget: once full, it stays full
-"""Every single-field change of :data:`REFERENCE` the checker can name (rule orders included)."""
 
 SIMPLE_FAULTS = tuple(
     f
@@ -668,6 +690,58 @@ SIMPLE_FAULTS = tuple(
     and f.rules.refund in ("", "budget")
 )
 """The faults the one-budget exercise (``admit(body)``) can show: no permission, no signatures."""
+
+_BOOK_WORDS = {
+    "cancelled": (
+        N_(
+            "a call refused because the run was cancelled still adds one to its signature's count in self.seen:"
+            " a refused call counts nothing (chapter 4)"
+        ),
+        N_(
+            "a call refused because the run was cancelled still counts against the budget (self.admitted):"
+            " a refused call counts nothing (chapter 4)"
+        ),
+    ),
+    "permission": (
+        N_(
+            "a call refused for permission still adds one to its signature's count in self.seen: a refused call"
+            " counts nothing (chapter 4)"
+        ),
+        "",
+    ),
+    "tool_budget": (
+        N_(
+            "a call the tool budget refuses still adds one to its signature's count in self.seen: a refused call"
+            " counts nothing (chapter 4)"
+        ),
+        N_(
+            "a call the tool budget refuses still counts against the budget (self.admitted): a refused call"
+            " counts nothing (chapter 4)"
+        ),
+    ),
+    "repetition": (
+        N_(
+            "a call the repetition rule refuses still adds one to its signature's count in self.seen: a refused"
+            " call counts nothing (chapter 4)"
+        ),
+        "",
+    ),
+}
+
+BOOK_FAULTS = tuple(
+    Fault("miscounted", rules, words)
+    for check, (seen_words, admitted_words) in _BOOK_WORDS.items()
+    for rules, words in (
+        (Rules(refusal_seen=(check,)), seen_words),
+        (Rules(refusal_counts=((check, 1),)), admitted_words),
+    )
+    if words
+)
+"""Mistakes that change only the guard's books, never an answer (alone they are ``miscounted``, told by
+the books): a refused call still counted, where the count it adds to already refuses, or refuses nothing
+more. With another mistake that reads that count (a budget counted per signature, a place given back)
+they change answers, so the checker tries them in pairs with :data:`FAULTS` (the permission and repetition
+refusals counted against the budget change answers alone: they are :data:`FAULTS`' ``refused_calls_counted``)."""
 
 
 # -- the scripts a guard is tried on ------------------------------------------------------------
