@@ -200,7 +200,7 @@ _WARMED: set[tuple[str, bool]] = set()
 
 
 def _warm(module: Any, runtime: str, stream: bool) -> None:
-    """Make ``runtime``'s first run of this process, on a one-reply script of its own, before the learner's.
+    """Make ``runtime``'s first run of this process, on a two-reply script of its own, before the learner's.
 
     A framework's first run does one-time work (its lazy imports, its schema and validator caches): measured
     here, 0.1 s (pydantic-ai) to 0.75 s (openai-agents, streamed) on a loaded machine. Done inside the learner's
@@ -213,11 +213,18 @@ def _warm(module: Any, runtime: str, stream: bool) -> None:
     _WARMED.add((runtime, stream))
     from ..core._machinery.sync import run_sync
     from ..loops.running import run_agent
-    from ..transports.scripted import ScriptedTransport
+    from ..transports.scripted import Call, ScriptedTransport
 
-    client = CountingClient(ScriptedTransport(["warm"]), ExecutionScope())
-    agent = module.Agent(client, [], instructions="", stream=stream)
+    scope = ExecutionScope(capabilities={"warm"})
+    tool = scope.tool("warm", "warm", _warm_body)
+    client = CountingClient(ScriptedTransport([Call("warm", {"n": 1}), "warm"]), scope)
+    agent = module.Agent(client, [tool], instructions="", stream=stream)
     run_sync(run_agent(agent, "warm", is_complete=lambda: True))
+
+
+async def _warm_body(n: int) -> str:
+    """The warm-up's one tool: a model call, a tool call and a final reply take the framework's whole path."""
+    return str(n)
 
 
 class ForeignAgent:
