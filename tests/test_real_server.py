@@ -346,6 +346,8 @@ def test_appendix_a_runs_live_against_the_reviewer(reviewer_server: RunningServe
         assert re.search(rf"{row}\s+Completed\s+2\s+3\s+0", table), row
     assert re.search(r"forbidden, live\s+PermissionDenied\s+0\s+1\s+2", table)
     assert re.search(r"budget, live\s+ModelBudget\s+1\s+1\s+2", table)
+    check = said["same-check"]  # the guesses are checked against these live runs, and the reviewer follows
+    assert check.startswith("Compared with the live runs") and check.count("right") == 5, check
 
 
 def test_the_recorded_live_run_still_says_what_the_server_does(reviewer_server: RunningServer):

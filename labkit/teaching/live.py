@@ -11,6 +11,7 @@ Core-light: the standard library and labkit's core only.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.errors import ConfigurationError, MissingExtraError
@@ -18,7 +19,16 @@ from ..loops.outcome import RunOutcome, RunStatus
 from . import one_line
 from .i18n import N_, _, decimal, ngettext
 
-__all__ = ["describe", "run_live", "show_recorded", "show_tools", "show_transcript", "skipped", "summary"]
+__all__ = [
+    "describe",
+    "run_live",
+    "same_status",
+    "show_recorded",
+    "show_tools",
+    "show_transcript",
+    "skipped",
+    "summary",
+]
 
 _RECORDED_ON = (N_("llama.cpp's llama-server, the tiny reviewer (make real-model)"),)
 """The recording's ``"recorded on"`` words (``labkit/teaching/data/live_complete.json``), shown translated."""
@@ -71,6 +81,33 @@ def run_live(name: str, profile: Any, **options: Any) -> RunOutcome | None:
 def skipped() -> None:
     """Print why a cell that reads the live run shows nothing: there is no live run."""
     print(_("Skipped: no live run (section 4)."))
+
+
+_LIVE_SAME = N_(
+    "True when your model's live run ended with the scripted run's status: the host's grants or limits"
+    " decided it, or your model did what the script does; False when your model decided otherwise"
+)
+"""What ``same_status``'s values mean when they come from live runs (the stand-in's: ``"host's side"``)."""
+
+
+def same_status(
+    runs: Mapping[str, RunOutcome], names: Sequence[str], *, stand_in: Callable[[], Any]
+) -> tuple[dict[str, bool], str]:
+    """For each scenario of ``names``, whether it ended with its scripted run's status, read from what ran,
+    and what those values mean (a ``meaning`` for :func:`labkit.compare`).
+
+    When every one of them ran live (``runs`` holds ``"NAME, live"`` beside ``"NAME, scripted"``, as
+    appendix A's table does), the answer is the live runs' own; else each scenario is run again with
+    ``stand_in()`` as its transport (a model that follows its instructions). One line says which runs
+    the answer comes from."""
+    from ..loops.runner import run
+
+    if names and all(f"{name}, live" in runs and f"{name}, scripted" in runs for name in names):
+        print(_("Compared with the live runs of the table above (your server's model)."))
+        same = {name: runs[f"{name}, live"].status == runs[f"{name}, scripted"].status for name in names}
+        return same, _LIVE_SAME
+    print(_("No live runs to compare with: compared with the stand-in, run here."))
+    return {name: run(name, transport=stand_in()).status == run(name).status for name in names}, "host's side"
 
 
 def summary(outcome: RunOutcome, *, text: bool = False, beside: RunOutcome | None = None) -> str:
