@@ -72,6 +72,9 @@ CATALOGUES = Path("i18n") / LANGUAGE
 INSTRUCTOR = "notebooks-fr"
 LEARNER = "workbook-fr"
 LEARNER_COPY = "my-workbook-fr"
+GLOSSARY = "glossary.md"
+"""The glossary, bilingual already: the French edition carries a copy of ``workbook/glossary.md``, so its
+chapters and README link to one beside them, in ``workbook-fr/`` as in the learner's ``my-workbook-fr/``."""
 HINT = "#hint"
 
 STALE = (
@@ -549,7 +552,7 @@ def readme(chapters: list[Entry], appendices: list[Entry], guess: str = workbook
         lines += ["", "Hors de cet ordre, quand vous en avez besoin :", "", *(a.short for a in appendices)]
     lines += [
         "",
-        "Le [glossaire](../workbook/glossary.md) met en regard les termes du cours d'origine, en français, et",
+        "Le [glossaire](glossary.md) met en regard les termes du cours d'origine, en français, et",
         "ceux de ce cahier ; l'[aide-mémoire](../workbook/cheatsheet.md) (en anglais) tient sur une page.",
         "",
         "Un chapitre qui porte la mention « Chapitre pas encore traduit » ou une cellule marquée",
@@ -604,10 +607,14 @@ def build(root: Path, check: bool) -> list[str]:
     navigation.sync_text(
         learner / workbook.README, readme(chapters, appendices, french_guess(comments)), check, stale, root
     )
+    glossary = (root / "workbook" / GLOSSARY).read_text(encoding="utf-8")
+    glossary = glossary.replace("](cheatsheet.md)", "](../workbook/cheatsheet.md)")  # the cheat sheet stays English
+    navigation.sync_text(learner / GLOSSARY, glossary, check, stale, root)
     expected = set(notebooks) | {navigation.CONTENTS, workbook.README}
     for folder in (instructor, learner):
         for extra in sorted(folder.iterdir()):
-            if extra.is_file() and extra.name not in expected:  # a chapter that no longer exists
+            kept = expected | ({GLOSSARY} if folder == learner else set())
+            if extra.is_file() and extra.name not in kept:  # a chapter that no longer exists
                 stale.append(str(extra.relative_to(root)))
                 if not check:
                     extra.unlink()

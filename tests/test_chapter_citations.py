@@ -1,8 +1,10 @@
 """No message printed in chapter K cites a chapter after K as one already taught.
 
 A hint names the chapter that taught its rule, ``"(chapter 6)"``; a learner in
-chapter 4 has not met it yet, so there the citation reads ``"(you will meet this
-in chapter 6)"`` (:func:`labkit.teaching.i18n.cited`, applied by ``_()``,
+chapter 4 has not reached it yet, so there the citation names what chapter 6 adds,
+``"(chapter 6 shows how model calls and time are counted)"``, never "you will meet
+this": a chapter may already show the rule at work before the one that teaches it
+(:func:`labkit.teaching.i18n.cited`, applied by ``_()``,
 ``ngettext()`` and ``pgettext()``). The chapter being run comes from
 ``LABKIT_CHAPTER`` or from the notebook the front end names
 (``05_repetition_vs_progress.ipynb``), as the language does.
@@ -29,9 +31,14 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "labkit" / "teaching" / "locale" / "fr" / "LC_MESSAGES" / "labkit.po"
 CHAPTERS = range(1, 12)
 
-TAUGHT = re.compile(r"(?:\(|, |; )(?:chapter|chapitre) (\d+)")
-"""A chapter cited as where something was taught (not "you will meet this in chapter N")."""
-AHEAD = re.compile(r"(?:you will meet this in chapter|vous le verrez au chapitre) (\d+)")
+TAUGHT = re.compile(r"(?:\(|, |; )(?:chapter|chapitre) (\d+)(?=[),;])")
+"""A chapter cited as where something was taught (not "chapter 5 shows how a signature is built")."""
+AHEAD = re.compile(
+    r"\b(?:chapter|chapitre) (\d+) (?:compares|shows|goes|lists|comes|compare|montre|parcourt|énumère|y revient)"
+)
+"""A chapter cited as one still ahead, by what it adds: "chapter 7 lists every status"."""
+MET_LATER = re.compile(r"will meet this|vous le verrez|you will see this", re.I)
+"""A pointer that says the topic is still to come: false where the current chapter already shows it."""
 
 
 def _forward(text: str, here: int) -> list[str]:
@@ -42,7 +49,12 @@ def _messages() -> list[tuple[str, str | None]]:
     """(singular, plural or None) of every message of the catalogue."""
     with CATALOGUE.open("rb") as handle:
         catalogue = read_po(handle, locale="fr")
-    return [(m.id, None) if isinstance(m.id, str) else (m.id[0], m.id[1]) for m in catalogue if m.id]
+    pointers = {*i18n._AHEAD.values(), i18n._AHEAD_OTHER}  # the pointers ahead themselves cite no topic
+    return [
+        (m.id, None) if isinstance(m.id, str) else (m.id[0], m.id[1])
+        for m in catalogue
+        if m.id and m.id not in pointers
+    ]
 
 
 def _shown(singular: str, plural: str | None) -> list[str]:
@@ -107,6 +119,65 @@ def test_no_hint_of_a_run_cites_a_chapter_not_reached_as_taught(monkeypatch, lan
     assert ahead, "no hint cited a chapter ahead: the runs do not exercise the rule"
 
 
+SHOWN: tuple[tuple[int, str, str], ...] = (
+    # (chapter, topic it shows at work before the chapter that teaches it, what in the chapter shows it)
+    (1, "signature", r"RepeatedCall"),
+    (2, "the guard's steps", r"PermissionDenied"),
+    (4, "closed set", r"ToolBudget"),
+    (6, "closed set", r"ModelBudget"),
+)
+"""Topics a chapter already shows before the one that teaches them: there, a pointer ahead that said
+"you will meet this" would be false; it must say what the later chapter adds."""
+
+
+def _shown_in(number: int) -> str:
+    """A chapter's prose and stored outputs: what its learner has seen by its end."""
+    (path,) = (ROOT / "notebooks").glob(f"{number:02d}_*.ipynb")
+    import nbformat
+
+    parts = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(str(output.get("text", "")) + " ".join(map(str, output.get("data", {}).values())))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_pointer_ahead_names_what_the_later_chapter_adds(monkeypatch, language):
+    """Every chapter a message can point ahead to is said by what it adds, never as a topic still to meet."""
+    monkeypatch.setenv(i18n.ENV, language)
+    for n in range(2, 12):
+        phrase = i18n.ahead(n)
+        assert str(n) in phrase and AHEAD.search(phrase) and not MET_LATER.search(phrase), phrase
+    for singular, plural in _messages():
+        assert not MET_LATER.search(f"{singular} {plural or ''}"), singular
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize(("here", "topic", "marker"), SHOWN)
+def test_a_topic_the_chapter_shows_is_never_met_later(monkeypatch, language, here, topic, marker):
+    """In a chapter that shows a topic at work (ch1 stops a run on a repetition), every hint about it that
+    points ahead names what the teaching chapter adds ("chapter 5 shows how a signature is built")."""
+    assert re.search(marker, _shown_in(here)), f"chapter {here} no longer shows {topic}: update SHOWN"
+    assert TEACHES[topic] > here
+    monkeypatch.setenv(i18n.ENV, language)
+    monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
+    pointers = 0
+    for run in RUNS:
+        for status in labkit.RunStatus:
+            if status is run.status:
+                continue
+            lines = [*labkit.check(run, status=status.value, tool_calls=run.count("ToolCall") + 1).feedback]
+            lines.append(square_hint(explain(run), status))
+            for line in lines:
+                assert not MET_LATER.search(line), (here, line)
+                if str(TEACHES[topic]) in AHEAD.findall(line):
+                    assert i18n.ahead(TEACHES[topic]) in line, (here, line)
+                    pointers += 1
+    assert pointers, f"no hint in chapter {here} pointed ahead for {topic}"
+
+
 def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatch):
     from labkit.teaching import progress
 
@@ -122,10 +193,10 @@ def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatc
     monkeypatch.setenv(i18n.ENV, "en")
     assert i18n.cited("the deadline decided (chapter 6)") == "the deadline decided (chapter 6)"
     assert i18n.cited("the deadline decided (chapter 6)", here=4) == (
-        "the deadline decided (you will meet this in chapter 6)"
+        "the deadline decided (chapter 6 shows how model calls and time are counted)"
     )
     assert i18n.cited("runs the body outside the lock (chapter 4, step 3)", here=3) == (
-        "runs the body outside the lock (you will meet this in chapter 4, step 3)"
+        "runs the body outside the lock (chapter 4 goes through the guard's steps in order, step 3)"
     )
 
 

@@ -388,3 +388,23 @@ def test_a_french_hint_writes_its_seconds_with_a_comma(monkeypatch: pytest.Monke
     text = " ".join(lines)
     assert "0,05 s" in text and "120 s" in text, text
     assert not _DECIMAL_POINT.findall(text), text
+
+
+def test_the_french_edition_carries_the_glossary_it_links_to():
+    """The French README and chapter 1 send the learner to ``glossary.md``: it is beside them in
+    ``workbook-fr/`` (so in ``my-workbook-fr/``, which ``scripts/lab.py`` copies from it), the bilingual
+    glossary of ``workbook/``; every relative link of the README resolves from there, as from the copy
+    (a folder beside ``workbook-fr/``, at the repository's root, as on Binder)."""
+    import re
+
+    learner = ROOT / "workbook-fr"
+    glossary = (learner / "glossary.md").read_text(encoding="utf-8")
+    english = (ROOT / "workbook" / "glossary.md").read_text(encoding="utf-8")
+    assert glossary == english.replace("](cheatsheet.md)", "](../workbook/cheatsheet.md)")
+    readme = (learner / "README.md").read_text(encoding="utf-8")
+    assert "](glossary.md)" in readme
+    for text in (readme, glossary):
+        for target in re.findall(r"\]\(([^)#:]+)\)", text):
+            assert (learner / target).exists(), target
+    chapter_one = next(learner.glob("01_*.ipynb"))
+    assert "`glossary.md`, à côté des chapitres" in chapter_one.read_text(encoding="utf-8")

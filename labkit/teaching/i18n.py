@@ -24,8 +24,10 @@ The language, first match wins:
 4. otherwise English.
 
 A message that cites a chapter, ``"(chapter 6)"``, cites it as where the rule was taught: in a
-chapter before it the citation reads ``"(you will meet this in chapter 6)"`` instead
-(:func:`cited`, applied to every message :func:`_`, :func:`ngettext` and :func:`pgettext` give).
+chapter before it the citation names what that chapter adds instead, ``"(chapter 6 shows how model
+calls and time are counted)"``, a pointer true even where the current chapter already shows the
+rule at work (:func:`cited`, applied to every message :func:`_`, :func:`ngettext` and
+:func:`pgettext` give).
 The chapter being run, first match wins: ``LABKIT_CHAPTER`` (a number), if set; the notebook being
 run, when the front end names it (``05_repetition_vs_progress.ipynb`` is chapter 5); otherwise it is
 not known, and every citation stays as written.
@@ -54,6 +56,7 @@ __all__ = [
     "N_",
     "_",
     "chapter",
+    "ahead",
     "cited",
     "decimal",
     "label",
@@ -148,26 +151,53 @@ def chapter() -> int | None:
     return int(name[:2]) if len(name) > 3 and name[:2].isdigit() and name[2] == "_" else None
 
 
+def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
+    """``message`` itself: marks a message of a module-level table for extraction; pass it through
+    :func:`_` where it is shown (the language is the one of that moment, not of the import)."""
+    return message
+
+
 _CITATION = re.compile(r"(?P<open>\(|, )(?:chapter|chapitre) (?P<n>\d+)(?=[),;])")
 """A chapter cited as where something is taught: ``(chapter 6)``, ``(chapter 4, step 3)``, ``(..., chapter 5)``;
 the French catalogue writes ``chapitre``."""
 
 
+_AHEAD: dict[int, str] = {
+    2: N_("chapter 2 compares the four runtimes"),
+    3: N_("chapter 3 shows what the host condition requires"),
+    4: N_("chapter 4 goes through the guard's steps in order"),
+    5: N_("chapter 5 shows how a signature is built"),
+    6: N_("chapter 6 shows how model calls and time are counted"),
+    7: N_("chapter 7 lists every status"),
+    8: N_("chapter 8 shows how a run is observed"),
+    9: N_("chapter 9 shows where a cancellation comes from"),
+}
+"""What each later chapter adds, said where a message cites it before it is reached: a chapter may
+already show a rule at work (chapter 1 stops a run on a repetition) before the one that teaches it,
+so "you will meet this" would not be true; what the later chapter adds is."""
+
+_AHEAD_OTHER = N_("chapter {n} comes back to this")
+
+
+def ahead(n: int) -> str:
+    """What chapter ``n`` adds, as a citation from a chapter before it says it (in the current language)."""
+    return _catalogue(language()).gettext(_AHEAD.get(n, _AHEAD_OTHER)).format(n=n)
+
+
 def cited(text: str, here: int | None = None) -> str:
     """``text`` with each chapter it cites after the chapter being run (``here``, by default :func:`chapter`)
-    said as one still ahead: ``"(chapter 6)"`` becomes ``"(you will meet this in chapter 6)"`` in chapter 4;
-    a chapter reached, or an unknown ``here``, leaves the citation as it is."""
+    said as one still ahead, by what it adds: ``"(chapter 5)"`` becomes ``"(chapter 5 shows how a signature
+    is built)"`` in chapter 1; a chapter reached, or an unknown ``here``, leaves the citation as it is."""
     if "chap" not in text:  # most messages cite no chapter: no need to find the one being run
         return text
     if here is None:
         here = chapter()
     if here is None:
         return text
-    ahead = _catalogue(language()).gettext(N_("you will meet this in chapter {n}"))
 
     def one(found: re.Match[str]) -> str:
         n = int(found["n"])
-        return found[0] if n <= here else found["open"] + ahead.format(n=n)
+        return found[0] if n <= here else found["open"] + ahead(n)
 
     return _CITATION.sub(one, text)
 
@@ -195,12 +225,6 @@ def decimal(value: float, spec: str = "g") -> str:
     ``"0.5"`` in English, ``"0,5"`` in French (a decimal comma; a value inside code stays as Python writes it)."""
     text = format(value, spec)
     return text.replace(".", ",") if language() == "fr" else text
-
-
-def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
-    """``message`` itself: marks a message of a module-level table for extraction; pass it through
-    :func:`_` where it is shown (the language is the one of that moment, not of the import)."""
-    return message
 
 
 def NP_(context: str, message: str) -> str:  # noqa: N802 (after N_)
