@@ -206,7 +206,13 @@ TOPICS: tuple[tuple[str, str, str], ...] = (
     # (topic, what a message says of it, what the teaching chapter's prose says first)
     ("provider cancel", r"provider cancelling its own request", r"^## A cancellation from below the loop"),
     ("runtimes", r"plain function|question the host's code asked", r"^## One job, four runtimes"),
-    ("tool budget", r"^for ToolBudget|^(?:only )?\{used\} of \{limit\} tool attempts", r"^\s*\d\. \*\*tool budget\*\*"),
+    (
+        "tool budget",
+        r"^for ToolBudget|^(?:only )?\{used\} of \{limit\} tool attempts|a budget of n admits",
+        r"^\s*\d\. \*\*tool budget\*\*",
+    ),
+    # before "signature": "… adds one to its signature's count: a refused call counts nothing (chapter 4)"
+    ("a refusal counts nothing", r"a refused call counts nothing", r"^\s*\d\. \*\*permission\*\*"),
     ("signature", r"signature|canonical arguments|repetitions=0", r"^## A signature"),
     ("model-call budget", r"model calls? w|^for ModelBudget", r"^## The model-call budget"),
     ("deadline", r"DeadlineExceeded|\{deadline\} s|^\{rule\} decided: \{reason\}", r"^## One deadline"),

@@ -6,7 +6,7 @@ scripts use), every capability granted and room for repeats, answers distinct ca
 the calls it runs before its first ``ToolBudget`` are what its budget admits with ``n``. The repetition
 probe: a fresh guard with ``repetitions=r`` (0 to 3) and room in the budget answers one call again and
 again; the times it runs it before its first ``RepeatedCall`` are what its repetition rule admits.
-Labkit's budget admits ``n`` attempts, its repetition rule ``r`` (chapter 6, chapter 5): a limit a guard
+Labkit's budget admits ``n`` attempts, its repetition rule ``r`` (chapter 4, chapter 5): a limit a guard
 applies otherwise, at some values only (a constant, a ``min`` or a ``max`` in the check), is named with
 the values that showed it (:func:`limit_words`). A probe whose answers are not runs and then that
 refusal tells nothing, and that value keeps labkit's bound; the checker names the learned limits only
@@ -129,7 +129,7 @@ def limit_words(learned: Rules) -> tuple[tuple[str, ...], list[str], list[str]]:
         words.append(
             _(
                 "your guard's tool budget does not admit tool_calls attempts at every budget: {wrong}{right};"
-                " a budget of n admits n attempts, whatever n is (chapter 6): is there a number of your own"
+                " a budget of n admits n attempts, whatever n is (chapter 4): is there a number of your own"
                 " in the check (a constant, a min or a max)?"
             ).format(wrong=wrong, right=_right_words(right))
         )
