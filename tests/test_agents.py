@@ -380,7 +380,10 @@ def test_harness_describe_lists_every_capability_off_but_telemetry() -> None:
     *_, built = review_agent([], agent="harness")
     lines = built.describe()
     assert lines[0].startswith("agent: harness")
-    (listing,) = [line for line in lines if line.startswith("harness capabilities: ")]
+    start = next(i for i, line in enumerate(lines) if line.startswith("harness capabilities: "))
+    end = next(i for i in range(start + 1, len(lines) + 1) if i == len(lines) or not lines[i].startswith("  "))
+    assert all(len(line) <= 88 for line in lines[start:end])  # wrapped at spaces, never mid-word
+    listing = " ".join(" ".join(lines[start:end]).split())
     items = dict(item.split("=", 1) for item in listing.removeprefix("harness capabilities: ").split(", "))
     on = "on (control events; OpenTelemetry spans when a tracer provider is set)"  # says what "on" means
     assert items == {**{name: "off" for name in OPTIONAL}, "telemetry": on}

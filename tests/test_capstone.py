@@ -252,7 +252,8 @@ def _assert_the_hint_is_true_of(error: type[BaseException], wanted: str, square)
     assert ("an OSError but not a connection error" in line) == (
         issubclass(raised, OSError) and not issubclass(raised, TimeoutError)
     )
-    assert ("a scripted TimeoutError is not" in line) == issubclass(raised, TimeoutError)
+    assert ("a scripted TimeoutError is raised as it is" in line) == issubclass(raised, TimeoutError)
+    assert ("mapped to ProviderUnavailable by the live transport" in line) == issubclass(raised, TimeoutError)
     assert "connection failure" not in line
 
 

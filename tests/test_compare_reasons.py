@@ -105,7 +105,16 @@ def _wrong(said: object, was: object) -> bool:
         return True
     if isinstance(said, str) and isinstance(was, str):
         return said.strip().lower() != was.strip().lower()
+    said, was = _digits(said, was), _digits(was, said)
     return bool(said != was)
+
+
+def _digits(value: object, other: object) -> object:
+    """A text of digits beside a number is that number (the course's one rule for a count's form)."""
+    number = isinstance(other, (int, float, np.integer, np.floating)) and not _truth(other)
+    if number and isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value)
+    return value
 
 
 # -- guesses ------------------------------------------------------------------------------------------
@@ -118,7 +127,7 @@ def wrong_or_right(draw, answer: object) -> object:
     if isinstance(answer, bool):
         options += [not answer, int(answer), str(answer), np.bool_(answer), np.bool_(not answer)]
     elif isinstance(answer, int):
-        options += [answer + 1, answer - 1, str(answer), float(answer) + 0.5, float(answer), np.int64(answer)]
+        options += [answer + 1, answer - 1, str(answer), str(answer + 1), float(answer) + 0.5, np.int64(answer)]
         if answer in (0, 1):
             options.append(bool(answer))
     elif isinstance(answer, str):
@@ -160,6 +169,7 @@ def scalar_problems(reason: str, said: object, was: object, meaning: str | None)
         problems.append("'print alike' for values that print otherwise")
     if "a truth value (True/False) and a number" in reason and not (said == was and type(said) is not type(was)):
         problems.append("bool/int named, not the difference")
+    said, was = _digits(said, was), _digits(was, said)  # a text of digits beside a number is the number
     gap = re.search(r"(\d+(?:\.\d+)?) too (many|few)", reason)
     if gap:
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (said, was))
@@ -278,7 +288,10 @@ def test_every_wrong_count_of_a_real_run_gets_one_true_reason(data):
     assert problems == [], (name, guess, answer)
     text = shown(labkit.compare(kind, guess, answer, meaning=kind, runs=runs[name]))
     assert ("streamed reply" in text) == (
-        name.endswith("/streamed") and kind == "ModelCall" and guess != answer and type(guess) in (int, float)
+        name.endswith("/streamed")
+        and kind == "ModelCall"
+        and _wrong(guess, answer)
+        and type(guess) in (int, float, str)
     ), text
     if "the model-call budget refused" in text:
         assert runs[name].status == "ModelBudget", text
@@ -354,13 +367,15 @@ def test_what_each_kind_of_wrong_answer_prints():
     run = labkit.run("repeat")
     count = _reasons(shown(labkit.compare("ToolCall", 2, run.count("ToolCall"), meaning="ToolCall", runs=run)))
     assert count == [
-        "think: ToolCall: 1 too many: one ToolCall event each time the guard admitted an attempt"
+        "think: ToolCall: 1 too many; one ToolCall event each time the guard admitted an attempt"
         " (a refused call records none)"
     ]
     status = _reasons(shown(labkit.compare("status", "ToolBudget", "RepeatedCall")))
     assert len(status) == 1 and "RepeatedCall says" in status[0] and "ToolBudget would say" in status[0]
-    assert _reasons(shown(labkit.compare("n", "3", 3))) == [
-        "think: n: you said '3' (str), it was 3 (int): they print alike but are not the same value"
+    assert _reasons(shown(labkit.compare("n", "3", 3))) == []  # a text of digits beside a number is that number
+    assert shown(labkit.compare("n", "3", 3)).split()[3] == "'3'"  # and it shows quoted: '3' never looks like 3
+    assert _reasons(shown(labkit.compare("n", "3.0", 3))) == [
+        "think: n: the answer is a number (3), you gave a text ('3.0')"
     ]
 
 
@@ -402,7 +417,7 @@ def test_a_finish_that_ran_and_failed_is_not_told_its_body_did_not_run():
     assert setup.task.entries["finish_review"] == 1 and not setup.task.completed, "the body ran and failed"
     assert run.status == "Incomplete"
     (line,) = _reasons(shown(labkit.compare("finished", True, setup.task.completed, meaning="review recorded")))
-    assert "whether finish_review succeeded" in line and "a body that ran and failed records nothing" in line
+    assert "True only when finish_review succeeded" in line and "a body that ran and failed records nothing" in line
     assert "body ran:" not in line
 
 

@@ -54,7 +54,7 @@ CELLS = [
     ),
     ("raise asyncio.CancelledError()", "CancelledError", "CancelledError: the run was cancelled by its caller"),
     ("raise TimeoutError('too slow')", "TimeoutError", "TimeoutError: too slow"),
-    ("labkit.check(labkit.run('repeat'), status='Stopped')", "InputError", "InputError: 'Stopped' is not a status"),
+    ("labkit.check({'a': labkit.run('repeat')}, status={'b': 'x'})", "InputError", "InputError: status: no run"),
 ]
 
 

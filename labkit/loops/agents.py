@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import textwrap
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
@@ -531,6 +532,9 @@ _MEANING = {"telemetry": " (control events; OpenTelemetry spans when a tracer pr
 """What an ``on`` capability does, printed after it in the header."""
 
 
+_HEADER_WIDTH = 88
+"""The widest line of the harness's capability listing (a notebook's output area shows about 92 characters)."""
+
 _DEFAULT_CAPABILITIES = HarnessCapabilities()
 """The only composition labkit supports (frozen, so every harness can share it)."""
 
@@ -558,4 +562,8 @@ class HarnessAgent(SimpleAgent):
         self.capabilities = capabilities or _DEFAULT_CAPABILITIES
 
     def describe(self) -> list[str]:
-        return super().describe() + ["harness capabilities: " + ", ".join(self.capabilities.lines())]
+        # one header entry over several lines, broken at spaces: a notebook's output area would
+        # otherwise break the long line mid-word ("tool_auto_|approval")
+        listing = "harness capabilities: " + ", ".join(self.capabilities.lines())
+        wrapped = textwrap.wrap(listing, _HEADER_WIDTH, subsequent_indent="  ", break_long_words=False)
+        return super().describe() + wrapped  # one header line each

@@ -205,7 +205,7 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
             ax.barh(y, ghost, color="none", edgecolor=_HIGHLIGHT, hatch="//", linestyle="--", linewidth=1.2)
             end = max(end, ghost)
         ax.barh(y, share, color=_HIGHLIGHT if row.highlighted else _PLAIN)
-        shown = "\n".join(line for part in row.label.split(" · ") for line in textwrap.wrap(part, _WRAP))
+        shown = _wrapped(row.label, _WRAP)
         ax.text(
             end + 2,
             y,
@@ -215,6 +215,7 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
             linespacing=1.0,
             color=_HIGHLIGHT if row.highlighted else "black",
             fontweight="bold" if row.highlighted else "normal",
+            gid=row.label,  # the label unwrapped, for _fit_labels
         )
     ax.set_yticks(range(len(rows)), [_(row.name) for row in rows])
     ax.axvline(100, color="black", linestyle="--", linewidth=1)
@@ -225,6 +226,36 @@ def _draw_counters(ax: Axes, outcome: RunOutcome, title: str, *, labels: bool = 
         ax.tick_params(axis="y", labelleft=False)
     ax.set_ylim(len(rows) - 0.4, -0.6)  # top to bottom, with room under the last row
     ax.set_title(title, fontsize=10)
+
+
+def _wrapped(label: str, width: int) -> str:
+    """A bar's label in lines of at most ``width`` characters, broken at spaces and at each " · "."""
+    return "\n".join(line for part in label.split(" · ") for line in textwrap.wrap(part, width))
+
+
+def _fit_labels(fig: Figure) -> None:
+    """Keep every bar label inside its panel: a label that runs past the panel's right edge (a long
+    French one, or beside a ghost bar near the edge) is wrapped narrower, and, if it still does not fit,
+    drawn right-aligned against the edge on a white ground."""
+    if not hasattr(fig.canvas, "get_renderer"):  # Agg and the notebook's inline backend have one
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)  # measure as a notebook draws it
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    for ax in fig.axes:
+        edge = ax.get_window_extent(renderer).x1
+        for text in ax.texts:
+            label = text.get_gid()
+            if not label:
+                continue
+            width = _WRAP
+            while text.get_window_extent(renderer).x1 > edge and width > 10:
+                width -= 2
+                text.set_text(_wrapped(label, width))
+            if text.get_window_extent(renderer).x1 > edge:
+                text.set_horizontalalignment("right")
+                text.set_x(ax.get_xlim()[1] - 1)
+                text.set_bbox({"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1})
 
 
 def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str | None = None) -> Figure:
@@ -267,6 +298,7 @@ def counters_chart(outcome: RunOutcome | Mapping[str, RunOutcome], *, title: str
             ax, outcome, title or _("{status}: {why}").format(status=outcome.status.value, why=_(_WHY[outcome.status]))
         )
     fig.tight_layout()
+    _fit_labels(fig)
     plt.close(fig)
     return fig
 

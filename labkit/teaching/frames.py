@@ -42,6 +42,28 @@ The tables' headers are in the notebook's language too, except the names of labk
 statuses (``kind``, ``name``, ``count``, ``ToolCall``, ``op_id``, ...), which are code."""
 
 
+class WholeText(pd.DataFrame):
+    """A table that shows every text whole: pandas cuts a cell past 50 characters to ``"Review finished.
+    Nothing was written outside h..."``, and a cut text hides what it says. Only the display changes:
+    it is a ``pandas.DataFrame`` in every other way (its slices and copies too)."""
+
+    @property
+    def _constructor(self) -> type[WholeText]:
+        return WholeText
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.max_colwidth", None):
+            return super().__repr__()
+
+    def _repr_html_(self) -> str | None:
+        with pd.option_context("display.max_colwidth", None):
+            return super()._repr_html_()
+
+    def to_string(self, *args: object, **kwargs: object) -> str:
+        with pd.option_context("display.max_colwidth", None):
+            return super().to_string(*args, **kwargs)
+
+
 def events_frame(
     source: RunOutcome | Mapping[str, RunOutcome] | Iterable[ControlEvent],
     *,
@@ -229,7 +251,7 @@ def outcomes_frame(outcomes: Mapping[str, RunOutcome] | Iterable[tuple[str, RunO
     ]
     run = _("run")
     frame = pd.DataFrame(rows, columns=[run, _("status"), "ToolCall", "ModelCall", _("exit code"), _("text")])
-    return frame.set_index(run)
+    return WholeText(frame.set_index(run))
 
 
 def statuses_frame() -> pd.DataFrame:
@@ -289,7 +311,7 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
     pair_ = _("pair")
     left, right = pgettext("a table's column", "left"), pgettext("a table's column", "right")  # not a verdict
     columns = [pair_, left, right, _("canonical left"), _("canonical right"), _("same")]
-    return pd.DataFrame(rows, columns=columns).set_index(pair_)
+    return WholeText(pd.DataFrame(rows, columns=columns).set_index(pair_))
 
 
 OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
@@ -314,6 +336,6 @@ def operations_frame(store: DecisionStore) -> pd.DataFrame:
         sqlite3.ProgrammingError: the store is closed.
     """
     rows = [(op.op_id, op.tool, op.state.value, op.reason or "", op.result or "") for op in store.operations()]
-    frame = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
+    frame = WholeText(pd.DataFrame(rows, columns=OPERATION_COLUMNS))
     frame.index = pd.RangeIndex(1, len(frame) + 1, name=_("operation"))
     return frame

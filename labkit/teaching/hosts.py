@@ -114,14 +114,14 @@ def check_hosts(runs: Mapping[str, RunOutcome], endings: Mapping[str, int]) -> C
     ran = [ending for ending in endings if ending in runs]
     aimed: Any = {ending: ending for ending in ran}  # one guess per run (check takes a mapping)
     counts: Any = {ending: endings[ending] for ending in ran}
-    result = check({ending: runs[ending] for ending in ran}, status=aimed, tool_calls=counts)
+    result = check({ending: runs[ending] for ending in ran}, status=aimed, tool_calls=counts, goal=True)
     if missing:
         print(_to_write(missing))
     print(
         Note(
             _(
-                "for each host below, 'you said' is the status its name aims for and 'you counted' the ToolCall"
-                " count its ending asks for; a miss means: change that host's limits"
+                "for each host below, 'aimed for' is the status its name aims for and the ToolCall count its ending"
+                " asks for; a miss means: change that host's limits"
             )
         )
     )

@@ -22,25 +22,25 @@ never fails; it prints a line asking for the guess and keeps the answer hidden.
 from __future__ import annotations
 
 import difflib
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..core.errors import InputError, UnknownScenarioError
-from ..core.events import ControlEvent, EventKind
+from ..core.events import ControlEvent
 from ..core.limits import Limits
-from ..loops.outcome import RunOutcome, RunStatus
+from ..loops.outcome import RunOutcome
 from ..loops.scenarios import ALL_CAPABILITIES, Scenario
 from ..transports.chat import ChatRequest
 from ..transports.scripted import Call, Fail, Hang, Reply, Say, Step
 from . import _inputs
+from . import forms as _forms
 from . import progress as _progress
 from .i18n import N_, _
 from .i18n import label as _label
 from .layout import LINE_WIDTH as _LINE_WIDTH
 from .layout import fit
-from .reasons import MeaningError, as_answer, check_meaning, is_sequence, is_truth, reasons, same
+from .reasons import MeaningError, as_answer, check_meaning, is_sequence, reasons, same
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -83,7 +83,9 @@ def _widths(
 ) -> tuple[int, int]:
     """Column widths that fit every label and value of ``lines``, with at least two spaces after each."""
     label = max([_LABEL_WIDTH - 1, *(len(what) for what, _, _ in lines)]) + 1
-    values = [len(str(as_answer(v))) for _, said, was in lines for v in (said, was) if not unguessed(v)]
+    values = [
+        len(_forms.shown(a, b)) for _, said, was in lines for a, b in ((said, was), (was, said)) if not unguessed(a)
+    ]
     return label, max([_VALUE_WIDTH - 1, *values]) + 1
 
 
@@ -93,13 +95,14 @@ def _line(
     was: object,
     widths: tuple[int, int] | None = None,
     unguessed: Callable[[object], bool] = _no_guess,
+    words: tuple[str, str] | None = None,
 ) -> str:
     label, value = widths or _widths([(what, said, was)], unguessed)
     if unguessed(said):
         return f"{what:<{label}} {_no_guess_text()}"
     mark = _("right") if same(said, was) else _("not this time")
-    said = as_answer(said)  # an exception class given for its name prints as the name
-    you_said, it_was = _("you said"), _("it was")
+    said, was = _forms.shown(said, was), _forms.shown(was, said)  # '2' beside 2: never alike
+    you_said, it_was = words or (_("you said"), _("it was"))
     line = f"{what:<{label}} {you_said} {said!s:<{value}} {it_was} {was!s:<{value}} {mark}"
     if len(line) <= _LINE_WIDTH:
         return line
@@ -179,13 +182,23 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
 
 def _feedback(
     outcome: RunOutcome,
-    status: str | None,
-    tool_calls: int | None,
-    events: tuple[EventGuess, ...] | None,
+    status: Any,
+    tool_calls: Any,
+    events: Any,
+    goal: bool = False,
 ) -> tuple[str, ...]:
     """The ``think:`` lines after wrong guesses; every cause they name is measured by
-    :func:`~labkit.teaching.explain.explain`."""
-    lines: list[str] = []
+    :func:`~labkit.teaching.explain.explain`. A value that cannot be read (:class:`~labkit.teaching.forms.Unreadable`)
+    gets the line saying why; with ``goal``, the values are an ending aimed for (:mod:`labkit.teaching.goals`)."""
+    lines = [v.problem for v in (status, tool_calls, events) if isinstance(v, _forms.Unreadable)]
+    status = None if isinstance(status, _forms.Unreadable) else status
+    tool_calls = None if isinstance(tool_calls, _forms.Unreadable) else tool_calls
+    events = None if isinstance(events, _forms.Unreadable) else events
+    if goal:
+        from .goals import design_feedback  # reruns only after a missed ending
+
+        lines.extend(design_feedback(outcome, status, tool_calls))
+        return tuple(_("think: {line}").format(line=line) for line in lines)
     wrong_status = status is not None and status != outcome.status.value
     wrong_count = tool_calls is not None and tool_calls != outcome.count("ToolCall")
     if wrong_status or wrong_count:
@@ -193,10 +206,10 @@ def _feedback(
 
         explanation = explain(outcome)
         if wrong_status:
-            lines.extend(status_feedback(explanation, status))  # type: ignore[arg-type]
+            lines.extend(status_feedback(explanation, status))
         if wrong_count:
             # the status stays hidden while it is not guessed: the count's line then names no rule
-            lines.extend(count_feedback(explanation, tool_calls, name_rule=status is not None))  # type: ignore[arg-type]
+            lines.extend(count_feedback(explanation, tool_calls, name_rule=status is not None))
     if events is not None:
         recorded = {e.kind.value for e in outcome.events}
         guessed = {kind for kind, _, _ in events}
@@ -255,7 +268,9 @@ class Comparison(NamedTuple):
             # one guess per label (e.g. per runtime): one aligned line per label of the run; a label
             # the guess leaves out is no guess yet for that label (as in check), never "not this time"
             keys = list(self.was) + [key for key in self.said if key not in self.was]
-            lines = [(f"{self.what} [{key}]", self.said.get(key, ...), self.was.get(key, "-")) for key in keys]
+            lines = [
+                (f"{self.what} [{key}]", self.said.get(key, ...), self.was.get(key, _forms.ABSENT)) for key in keys
+            ]
             widths = _widths(lines, _unguessed)
             text = [_line(*line, widths, _unguessed) for line in lines]
             for key, (what, said, was) in zip(keys, lines, strict=True):
@@ -297,6 +312,8 @@ class Check(NamedTuple):
             why not the guess (empty when right or not guessed).
         asked_tool_calls: the ToolCall count was asked for (``check(..., tool_calls=...)``);
             ``False`` when only the status (and maybe the events) is judged.
+        goal: the status and count are an ending the learner's own design aims for (``check(..., goal=True)``),
+            not a guess: the lines read "aimed for", and the hints speak of the design.
     """
 
     predicted_status: str | None
@@ -307,6 +324,7 @@ class Check(NamedTuple):
     actual_events: tuple[EventGuess, ...] = ()
     feedback: tuple[str, ...] = ()
     asked_tool_calls: bool = True
+    goal: bool = False
 
     @property
     def guessed(self) -> bool:
@@ -351,11 +369,12 @@ class Check(NamedTuple):
         if self.asked_tool_calls:
             pairs.append((_("ToolCall count"), self.predicted_tool_calls, self.actual_tool_calls))
         widths = _widths(pairs)  # one column width for both lines, sized to their content
-        lines = [_line(*pair, widths) for pair in pairs]
+        words = (_("aimed for"), _("it was")) if self.goal else None
+        lines = [_line(*pair, widths, words=words) for pair in pairs]
         if self.predicted_events is Ellipsis:
             events = _("events")
             lines.append(f"{events:<{widths[0]}} {_no_guess_text()}")
-        elif self.predicted_events is not None:
+        elif self.predicted_events is not None and not isinstance(self.predicted_events, _forms.Unreadable):
             lines.extend(_events_diff(self.predicted_events, self.actual_events, widths[0]))
         lines.extend(self.feedback)
         return "\n".join(lines)
@@ -416,33 +435,13 @@ def _triples(events: Sequence[ControlEvent]) -> tuple[EventGuess, ...]:
 def _events_guess(events: Any) -> Any:
     if events is None or events is Ellipsis:
         return events
-    if isinstance(events, (str, bytes)) or not isinstance(events, Sequence):
-        raise InputError(
-            f"events must be a list of (kind, name, count) tuples, e.g. [('ModelCall', 'model', 1)], not {events!r}"
-        )
-    guess: list[EventGuess] = []
-    for step, item in enumerate(events, start=1):
-        if isinstance(item, ControlEvent):
-            guess.append((item.kind.value, item.name, item.count))
-            continue
-        if not isinstance(item, (tuple, list)) or len(item) != 3:
-            raise InputError(
-                f"event {step} must be a (kind, name, count) tuple such as ('ModelCall', 'model', 1), not {item!r}"
-            )
-        kind, name, count = item
-        if kind not in EventKind._value2member_map_:
-            raise InputError(f"event {step}: {kind!r} is not an event kind; choose one of: {', '.join(EventKind)}")
-        if not isinstance(name, str):
-            raise InputError(f"event {step}: the name must be a tool name or 'model'/'run', not {name!r}")
-        whole = _whole(count)
-        if whole is None:
-            raise InputError(f"event {step}: the count must be a whole number, not {count!r}")
-        guess.append((str(kind), name, whole))
-    return tuple(guess)
+    return _forms.events_form(events)
 
 
-def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, asked_tool_calls: bool = True) -> Check:
-    said_status = None if _no_guess(status) else str(status)
+def _check_one(
+    outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, asked_tool_calls: bool = True, goal: bool = False
+) -> Check:
+    said_status = None if _no_guess(status) else status
     said_tools = None if _no_guess(tool_calls) or not asked_tool_calls else tool_calls
     said_events = None if events is Ellipsis else events
     return Check(
@@ -452,8 +451,9 @@ def _check_one(outcome: RunOutcome, status: Any, tool_calls: Any, events: Any, a
         outcome.count("ToolCall"),
         events,
         _triples(outcome.events),
-        _feedback(outcome, said_status, said_tools, said_events),
+        _feedback(outcome, said_status, said_tools, said_events, goal),
         asked_tool_calls,
+        goal,
     )
 
 
@@ -477,6 +477,7 @@ def check(
     events: Sequence[tuple[str, str, int] | ControlEvent] | None = NOT_ASKED,
     what: str | None = None,
     chapter: str | None = None,
+    goal: bool = False,
 ) -> Check | Checks:
     """Compare a prediction with ``outcome`` (or with each of several labelled outcomes).
 
@@ -499,6 +500,13 @@ def check(
             ``"status and ToolCall count"`` (``"status, ToolCall count and events"`` with events),
             told apart from other checks by the notebook cell it runs in.
         chapter: the chapter to record it under when the notebook's name is not known (a script).
+        goal: ``status`` (and ``tool_calls``) are the ending the learner's own design aims for (their hosts,
+            their scenario), not a guess: each line reads "aimed for", and after a miss the ``think:`` lines say
+            what the design let through and what the ending needs (:mod:`labkit.teaching.goals`).
+
+    A value in a form that cannot be the answer (``"two"`` for a count, ``"Complete"`` for a status) is
+    no error: the check shows it, is not right, and a ``think:`` line says why (:mod:`labkit.teaching.forms`).
+    A count written as a text of digits (``"2"``) is that number.
 
     Each check is recorded in your progress (:mod:`labkit.teaching.progress`: a local file in your
     own copy of the workbook, never in the repository, sent nowhere): tried or not, right or not.
@@ -535,13 +543,15 @@ def check(
         labels = [label for label, _ in pairs]
         statuses = _per_label("status", status, labels, _status_guess)
         counts = _per_label("tool_calls", tool_calls, labels, _count_guess)
-        result = Checks({label: _check_one(o, statuses[label], counts[label], guess, asked) for label, o in pairs})
+        result = Checks(
+            {label: _check_one(o, statuses[label], counts[label], guess, asked, goal) for label, o in pairs}
+        )
         attempted = all(c.guessed for _, c in result)
     else:
         if isinstance(status, Mapping) or isinstance(tool_calls, Mapping):
             raise InputError("one guess per label needs one outcome per label: pass {label: outcome}")
         result = _check_one(
-            _inputs.outcome(outcome, "check"), _status_guess(status), _count_guess(tool_calls), guess, asked
+            _inputs.outcome(outcome, "check"), _status_guess(status), _count_guess(tool_calls), guess, asked, goal
         )
         attempted = result.guessed
     label = what or _check_label(events_asked, asked)
@@ -562,31 +572,13 @@ def _status_guess(status: Any) -> Any:
     names ``RepeatedCall``, since no two statuses differ only in case or spaces around them."""
     if _no_guess(status):
         return status
-    named = [s.value for s in RunStatus if same(status, s.value)] if isinstance(status, str) else []
-    if not named:
-        raise InputError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
-    return named[0]
-
-
-def _whole(value: Any) -> int | None:
-    """``value`` as an ``int`` when it is a whole number of any number type (a numpy count from a table,
-    e.g. ``(events_frame(run)["kind"] == "ToolCall").sum()``, is one, and so is ``2.0``); ``None`` for a
-    truth value, a fraction, NaN or anything else."""
-    if is_truth(value) or not isinstance(value, numbers.Real):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    whole = float(value)
-    return int(whole) if whole.is_integer() else None
+    return _forms.status_form(status)
 
 
 def _count_guess(tool_calls: Any) -> Any:
     if _no_guess(tool_calls):
         return tool_calls
-    count = _whole(tool_calls)
-    if count is None:
-        raise InputError(f"tool_calls must be a whole number of ToolCall events, not {tool_calls!r}")
-    return count
+    return _forms.count_form(tool_calls)  # a numpy count from a table, 2.0 and "2" are 2
 
 
 def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], Any]) -> dict[str, Any]:
@@ -602,7 +594,7 @@ def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], 
 
 
 def _at(values: Sequence[Any], index: int) -> Any:
-    return values[index] if index < len(values) else "-"
+    return values[index] if index < len(values) else _forms.ABSENT
 
 
 def _plain(value: Any) -> Any:

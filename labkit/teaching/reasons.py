@@ -40,6 +40,7 @@ from ..core.events import EventKind, StopReason
 from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
 from ..loops.running import origin_of
 from ..transports.chat import Role
+from .forms import number_in_text
 from .i18n import N_, _, ngettext
 
 __all__ = [
@@ -147,8 +148,8 @@ NAMED_MEANINGS: dict[str, str] = {
         " threads at once: a guard wrong for one call at a time needs no race to show it"
     ),
     "review recorded": N_(
-        "whether finish_review succeeded: its body ran to the end and recorded the review; a body that ran and"
-        " failed records nothing. That is the host condition, whatever the model's text says"
+        "True only when finish_review succeeded, its body running to the end and recording the review; a body"
+        " that ran and failed records nothing. That is the host condition, whatever the model's text says"
     ),
     "signatures": N_(
         "the guard admits a call whose bound, canonical arguments are new and refuses the first one it has"
@@ -265,6 +266,7 @@ def same(said: object, was: object) -> bool:
     said, was = as_answer(said), as_answer(was)
     if is_truth(said) != is_truth(was):
         return False
+    said, was = _as_number(said, was), _as_number(was, said)  # "2" for a count is 2 (labkit.teaching.forms)
     if isinstance(said, str) and isinstance(was, str):
         return _unquoted(said, was).strip().casefold() == was.strip().casefold()
     if isinstance(was, (set, frozenset)) and isinstance(said, (list, tuple, set, frozenset)):
@@ -282,6 +284,12 @@ def same(said: object, was: object) -> bool:
         return bool(said == was)
     except (TypeError, ValueError):  # an array compared item by item has no one truth value
         return False
+
+
+def _as_number(value: object, other: object) -> object:
+    """A text of digits as its number when ``other`` is a number (never a truth value): one rule for every check."""
+    written = number_in_text(value) if _number(other) else None
+    return value if written is None else written
 
 
 def _one(value: object) -> str:
@@ -365,7 +373,15 @@ def _model_calls(run: RunOutcome) -> str:
 def _tool_calls(run: RunOutcome) -> str:
     """Where a run's ToolCall events come from, with what in it a learner may have miscounted."""
     from .explain import _count_notes  # the same notes as check's count line
+    from .runtimes import runtime_of
 
+    if runtime_of(run) == "workflow":
+        return _(
+            "the host's code calls the guarded tools itself, one ToolCall event per admitted attempt; a workflow"
+            " runs no tool a model asks for, so a call in the model's reply records nothing"
+        )
+    if runtime_of(run) == "function":
+        return _("the host's code calls the guarded tools itself, one ToolCall event per admitted attempt")
     notes = _count_notes(run)
     if not notes and run.status.value in _GUARD_STOPS:
         notes = " (" + _("a refused call records none") + ")"
@@ -401,6 +417,8 @@ def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object
         return _("{was} means {was_means}; {said} would mean {said_means}").format(
             was=was, was_means=_exit_meaning(was), said=_one(said), said_means=_exit_meaning(said)
         )
+    if meaning == "status" and isinstance(was, StopReason):  # a scope's record (scope.stop_reason), not a run's status
+        return _recorded_stop(said, was)
     if meaning == "status":
         return _statuses(said, was)
     if meaning in EventKind._value2member_map_:
@@ -414,6 +432,34 @@ def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object
     if meaning in NAMED_MEANINGS:
         return _(NAMED_MEANINGS[meaning])
     return meaning
+
+
+NONE_MEANINGS: dict[str, str] = {
+    "stop kept": N_("no stop recorded"),
+    "status": N_("no stop recorded"),
+}
+"""What ``None`` answers, for the meanings whose question offers it (a scope that recorded no stop)."""
+
+
+def _recorded_stop(said: object, was: StopReason) -> str:
+    """Why a scope's stop reason is ``was``: the first stop it recorded stays, whatever came after."""
+    first = _(
+        "the scope keeps the first stop it records: once stopped it admits nothing more, so every later"
+        " call is refused and the reason stays {was}"
+    ).format(was=was.value)
+    said = said.value if isinstance(said, Enum) else said
+    if isinstance(said, str) and said in STATUS_MEANINGS and said not in StopReason._value2member_map_:
+        return _("{first}; {said} is a run's status, never a stop a scope records").format(first=first, said=said)
+    return first
+
+
+def _none_line(said: object, was: object, meaning: str | None) -> str:
+    """A wrong value where one side is ``None``, a legitimate answer: "you said None (no stop recorded)..."."""
+    means = NONE_MEANINGS.get(meaning or "")
+    none = _("None ({means})").format(means=_(means)) if means else "None"
+    if said is None:
+        return _("you said {none}; it was {was}").format(none=none, was=_one(was))
+    return _("it was {none}, not {said}").format(none=none, said=_one(said))
 
 
 def _statuses(said: object, was: object) -> str | None:
@@ -436,6 +482,7 @@ def _statuses(said: object, was: object) -> str | None:
 def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: object) -> str:
     """The one reason a single wrong value gets, without its ``think: what:`` prefix."""
     said, was = as_answer(said), as_answer(was)  # an exception given for its name is judged by the name
+    said, was = _as_number(said, was), _as_number(was, said)  # "2" for a count is 2, as same() reads it
     if is_truth(said) != is_truth(was) and said == was:
         return _(
             "you said {said!r} ({said_type}), it was {was!r} ({was_type}):"
@@ -446,6 +493,9 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
             "you said {said} ({said_type}), it was {was} ({was_type}): they print alike but are not the same value"
         ).format(said=repr(said), said_type=type(said).__name__, was=repr(was), was_type=type(was).__name__)
     meant = _meant(meaning, said, was, runs, label)
+    if said is None or was is None:  # None is an answer like any other (e.g. no stop recorded)
+        line = _none_line(said, was, meaning)
+        return line if meant is None else _("{reason}; {meaning}").format(reason=line, meaning=meant)
     same_kind = _kind(said) == _kind(was)
     if not same_kind and meaning == "exit code":
         meant = _("{was} means {was_means}").format(was=was, was_means=_exit_meaning(was))
@@ -465,7 +515,7 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
         line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
     else:
         line = _("it was {was}, not {said}").format(was=_one(was), said=_one(said))
-    return line if meant is None else _("{reason}: {meaning}").format(reason=line, meaning=meant)
+    return line if meant is None else _("{reason}; {meaning}").format(reason=line, meaning=meant)
 
 
 def _positions(indexes: Sequence[int]) -> str:
@@ -495,19 +545,22 @@ def _items(
     if len(said) < len(was) and _subsequence(said, was):
         missing = _missing(said, was)  # positions in the answer
         text = ngettext(
-            "you left out {items}; the item you gave is in the answer, in its place",
-            "you left out {items}; the {n} items you gave are in the answer, in its order",
-            len(said),
-        ).format(items=", ".join(_one(was[i]) for i in missing), n=len(said))
+            "you left out {items}; with it in its place, your list would be the answer",
+            "you left out {items}; with them in their places, your list would be the answer",
+            len(missing),
+        ).format(items=", ".join(_one(was[i]) for i in missing))
         return [line(missing, text, *(was[i] for i in missing))]
+    if not was:
+        text = _("the answer is an empty list: none of your items is in it")
+        return [line(range(len(said)), _with_meaning(text, said[0], meaning, runs, label))]
     if len(said) > len(was) and _subsequence(was, said):
         extra = _missing(was, said)  # positions in your list
         text = ngettext(
-            "{items} is not in the answer; the other items you gave are, in its order",
-            "{items} are not in the answer; the other items you gave are, in its order",
+            "{items} is not in the answer; without it, your list is the answer",
+            "{items} are not in the answer; without them, your list is the answer",
             len(extra),
         ).format(items=", ".join(_one(said[i]) for i in extra))
-        return [line(extra, text)]
+        return [line(extra, _with_meaning(text, said[extra[0]], meaning, runs, label))]
     groups: dict[str, list[int]] = {}
     for i in wrong:
         if i >= len(said):

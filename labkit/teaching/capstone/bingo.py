@@ -336,9 +336,10 @@ def _which_error(error: Exception) -> str:
     mapped although a live server that stays silent is (README, exit code 2)."""
     name = type(error).__name__
     if isinstance(error, TimeoutError):
-        return _("here: {error}; a live server that stays silent is mapped, a scripted TimeoutError is not").format(
-            error=name
-        )
+        return _(
+            "here: {error}; a live server that stays silent is mapped to ProviderUnavailable by the live"
+            " transport, which turns its read timeout into one; a scripted TimeoutError is raised as it is"
+        ).format(error=name)
     if isinstance(error, OSError):
         return _("here: {error}, an OSError but not a connection error").format(error=name)
     return _("here: {error}").format(error=name)
