@@ -160,7 +160,7 @@ def test_check_wrong_prediction(repeat, status: str, tool_calls: int) -> None:
 
 def test_check_calls_an_unknown_status_wrong_and_lists_the_statuses(repeat) -> None:
     result = check(repeat, status="Stopped", tool_calls=1)
-    (line,) = [line for line in str(result).splitlines() if "'Stopped'" in line and line.startswith("think:")]
+    (line,) = [line for line in result._text().splitlines() if "'Stopped'" in line and line.startswith("think:")]
     assert not result.right and all(status.value in line for status in RunStatus)
 
 

@@ -50,7 +50,7 @@ def test_a_host_is_judged_by_what_its_limits_let_through_never_as_a_guess(hosts)
     result = check_hosts(runs, ENDINGS)
     for ending, run in runs.items():
         one = result[ending]
-        text = str(one)
+        text = one._text()
         think = [line for line in text.splitlines() if line.startswith("think:")]
         reached = run.status.value == ending and run.count("ToolCall") == ENDINGS[ending]
         assert one.right == reached and bool(think) == (not reached), text
@@ -76,14 +76,14 @@ def test_a_host_is_judged_by_what_its_limits_let_through_never_as_a_guess(hosts)
 def test_chapter_7s_tool_budget_host_of_one_attempt_hears_of_its_limit_not_of_a_count():
     """The reviewers' case: Limits(tool_calls=1) for ToolBudget."""
     result = check_hosts({"ToolBudget": _run(1, 1, 6)}, ENDINGS)
-    (line,) = [line for line in str(result).splitlines() if line.startswith("think:")]
+    (line,) = [line for line in result._text().splitlines() if line.startswith("think:")]
     assert "your limits (tool_calls=1) let 1 tool attempt through before the tool budget refused" in line
     assert "needs more ToolCall events" in line and "records none" not in line
 
 
 def test_a_scenario_checked_as_a_goal_speaks_of_the_design():
     run = labkit.run("complete")
-    text = str(labkit.check(run, status="PermissionDenied", goal=True))
+    text = labkit.check(run, status="PermissionDenied", goal=True)._text()
     assert "you said" not in text and "aimed for PermissionDenied" in text
     assert "think: your design ended Completed; " in text and "PermissionDenied needs a call of a tool" in text
 
@@ -97,18 +97,18 @@ STOPS = st.sampled_from(list(StopReason))
 @given(STOPS, st.sampled_from(["stop kept", "status"]), st.booleans())
 def test_none_where_a_question_offers_it_is_judged_as_an_answer(stop, meaning, as_text):
     was = stop.value if as_text or meaning == "stop kept" else stop
-    text = str(labkit.compare("recorded stop", None, was, meaning=meaning))
+    text = labkit.compare("recorded stop", None, was, meaning=meaning)._text()
     (think,) = [line for line in text.splitlines() if line.startswith("think:")]
     assert "you said None (no stop recorded); it was" in think and stop.value in think, think
     assert "no value" not in think and "you gave" not in think, think
-    back = str(labkit.compare("recorded stop", stop.value, None, meaning=meaning))
+    back = labkit.compare("recorded stop", stop.value, None, meaning=meaning)._text()
     assert f"it was None (no stop recorded), not '{stop.value}'" in back, back
 
 
 @FAST
 @given(STOPS, st.sampled_from([s.value for s in labkit.RunStatus]))
 def test_a_scopes_stop_reason_names_its_cause_the_first_stop_stays(stop, said):
-    text = str(labkit.compare("stop reason", said, stop, meaning="status"))
+    text = labkit.compare("stop reason", said, stop, meaning="status")._text()
     if said == stop.value:
         assert "think:" not in text
         return
@@ -136,18 +136,18 @@ def test_a_check_cell_never_raises_for_a_counts_form(count, name):
     number = int(count) if digits else count
     whole = digits or (isinstance(number, (int, float)) and not isinstance(number, bool) and number == int(number))
     if count is None or count is ...:
-        assert "no guess yet" in str(result)
+        assert "no guess yet" in result._text()
         return
-    assert result.right == (whole and int(number) == actual), (count, str(result))
+    assert result.right == (whole and int(number) == actual), (count, result._text())
     if not (whole and int(number) >= 0):
-        assert "think: a count is a whole number of ToolCall events" in str(result), str(result)
+        assert "think: a count is a whole number of ToolCall events" in result._text(), result._text()
 
 
 @FAST
 @given(st.one_of(st.integers(0, 3), st.integers(0, 3).map(str), st.sampled_from([None, "None", True, 2.0, "2.0"])))
 def test_a_value_and_its_answer_that_differ_never_print_alike(guess):
     for actual in (2, "2", None, True):
-        line = str(labkit.compare("v", guess, actual)).splitlines()[0]
+        line = labkit.compare("v", guess, actual)._text().splitlines()[0]
         said, was = re.match(r"v\s+you said (.*?)\s+it was (.*?)\s+(?:right|not this time)$", line).groups()
         if type(guess) is not type(actual) or guess != actual:
             assert said != was, line

@@ -90,5 +90,6 @@ def test_the_appendix_checks_the_guesses_against_the_live_runs(monkeypatch):
     assert check.startswith("Compared with the live runs")
     # the reference guesses (a model that follows its instructions) meet a model that does not
     assert re.search(r"same status \[incomplete\]\s+you said False\s+it was\s+True\s", check), check
-    assert "the host's grants or limits decided it, or your model did what the script does" in check
+    words = " ".join(check.split())  # the output area's lines are wrapped at word boundaries (layout.fit)
+    assert "the host's grants or limits decided it, or your model did what the script does" in words, check
     assert re.search(r"same status \[repeat\]\s+you said False\s+it was False\s+right", check), check

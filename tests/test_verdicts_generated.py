@@ -668,7 +668,7 @@ def test_compare_is_right_exactly_when_every_label_is(case):
 def test_a_guess_that_prints_like_the_answer_says_why_it_is_not_right():
     """``compare`` gave no reason after a wrong guess; the ones it can give without inventing a cause:
     the types, and for two numbers how far apart they are (tests/test_compare_reasons.py for the rest)."""
-    assert str(labkit.compare("n", 3.5, "3.5")).splitlines()[1] == (
+    assert labkit.compare("n", 3.5, "3.5")._text().splitlines()[1] == (
         "think: n: you said 3.5 (float), it was '3.5' (str): they print alike but are not the same value"
     )
     assert str(labkit.compare("n", 4, 3)).splitlines()[1] == "think: n: 1 too many"

@@ -112,12 +112,16 @@ def count_form(value: Any) -> int | Unreadable:
 
 
 def status_form(value: Any) -> str | Unreadable:
-    """A guessed status as the status it names, read loosely (case, spaces around), or :class:`Unreadable`."""
+    """A guessed status as the status it names, read loosely (case, spaces and one pair of quotes around it,
+    as :func:`~labkit.teaching.reasons.same` reads a name), or :class:`Unreadable`."""
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'`":  # "'ToolBudget'": the quotes typed in
+            text = text[1:-1].strip()
         for status in RunStatus:
-            if value.strip().casefold() == status.value.casefold():
+            if text.casefold() == status.value.casefold():
                 return status.value
     return Unreadable(
         value,
