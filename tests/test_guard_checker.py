@@ -17,7 +17,7 @@ from decimal import Decimal
 
 import guard_catalogue as catalogue
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import labkit
@@ -27,6 +27,7 @@ from labkit.teaching.capstone.guard import _merge
 from labkit.teaching.capstone.rules import (
     _CAPABILITY,
     ALPHABET,
+    BOOK_FAULTS,
     FAULTS,
     GRANTED,
     REFERENCE,
@@ -193,9 +194,32 @@ class RulesGuard(GuardBase):
 _CHANGES = st.sampled_from([f for f in FAULTS if not f.rules.body_first])  # RulesGuard runs the body after
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_NO_PERMISSION_ONLY_CANCELLED = next(
+    f for f in FAULTS if f.id == "no_permission_rule" and f.rules.order == ("cancelled",)
+)
+_REFUSED_COUNTED = next(f for f in FAULTS if f.id == "refused_calls_counted" and f.rules.count_refused)
+
+
+# derandomized: the same 40 pairs on every run (the 770 of tests/test_guard_mutations.py cover the space)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, database=None)
 @given(first=_CHANGES, second=st.one_of(st.none(), _CHANGES))
+@example(first=_NO_PERMISSION_ONLY_CANCELLED, second=_REFUSED_COUNTED)  # a books-only look-alike (miscounted)
 def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(first, second):
+    _caught_and_named(first, second)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known imprecision, open: with budget_never_counted and a refused repetition counted, the checker "
+    "names given_back_after_every_body, a look-alike, without saying no script tells the two apart",
+)
+def test_a_look_alike_named_for_a_fault_not_made_is_said_to_be_one():
+    first = next(f for f in FAULTS if f.id == "refused_calls_counted" and f.rules.refusal_seen == ("repetition",))
+    second = next(f for f in FAULTS if f.id == "budget_never_counted")
+    _caught_and_named(first, second)
+
+
+def _caught_and_named(first, second):
     changes = {
         name: getattr(first.rules, name)
         for name in Rules.__dataclass_fields__
@@ -226,11 +250,12 @@ def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(fi
 
 
 def _answers_alike(fault_id: str, rules: Rules) -> bool:
-    """Whether a fault with this id, alone or with one other fault, answers every script as ``rules`` do."""
+    """Whether a fault with this id, alone or with one other fault, answers every script as ``rules`` do; the
+    faults include the books-only ones (``miscounted``: rules.BOOK_FAULTS), which the checker pairs too."""
     tried = scripts()
     answers = [rules.run(s) for s in tried]
-    for f in (f for f in FAULTS if f.id == fault_id):
-        for g in (None, *FAULTS):
+    for f in (f for f in (*FAULTS, *BOOK_FAULTS) if f.id == fault_id):
+        for g in (None, *FAULTS, *BOOK_FAULTS):
             merged = f.rules if g is None else _merge(f.rules, g.rules)
             if merged is not None and [merged.run(s) for s in tried] == answers:
                 return True
