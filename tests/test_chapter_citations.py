@@ -100,6 +100,16 @@ def _runs() -> list[labkit.RunOutcome]:
 RUNS = _runs()
 
 
+def _hint_lines():
+    """Every line check gives after each wrong status (and one count too many) on every run, and each run's
+    bingo hint for that status, in the chapter and language the environment names."""
+    for run in RUNS:
+        for status in labkit.RunStatus:
+            if status is not run.status:
+                yield from labkit.check(run, status=status.value, tool_calls=run.count("ToolCall") + 1).feedback
+                yield square_hint(explain(run), status)
+
+
 @pytest.mark.parametrize("language", ["en", "fr"])
 @pytest.mark.parametrize("here", [1, 2, 4, 5, 6])
 def test_no_hint_of_a_run_cites_a_chapter_not_reached_as_taught(monkeypatch, language, here):
@@ -107,15 +117,9 @@ def test_no_hint_of_a_run_cites_a_chapter_not_reached_as_taught(monkeypatch, lan
     monkeypatch.setenv(i18n.ENV, language)
     monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
     ahead = 0
-    for run in RUNS:
-        for status in labkit.RunStatus:
-            if status is run.status:
-                continue
-            lines = [*labkit.check(run, status=status.value, tool_calls=run.count("ToolCall") + 1).feedback]
-            lines.append(square_hint(explain(run), status))
-            for line in lines:
-                assert not _forward(line, here), (here, language, line)
-                ahead += bool(AHEAD.search(line))
+    for line in _hint_lines():
+        assert not _forward(line, here), (here, language, line)
+        ahead += bool(AHEAD.search(line))
     assert ahead, "no hint cited a chapter ahead: the runs do not exercise the rule"
 
 
@@ -164,17 +168,11 @@ def test_a_topic_the_chapter_shows_is_never_met_later(monkeypatch, language, her
     monkeypatch.setenv(i18n.ENV, language)
     monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
     pointers = 0
-    for run in RUNS:
-        for status in labkit.RunStatus:
-            if status is run.status:
-                continue
-            lines = [*labkit.check(run, status=status.value, tool_calls=run.count("ToolCall") + 1).feedback]
-            lines.append(square_hint(explain(run), status))
-            for line in lines:
-                assert not MET_LATER.search(line), (here, line)
-                if str(TEACHES[topic]) in AHEAD.findall(line):
-                    assert i18n.ahead(TEACHES[topic]) in line, (here, line)
-                    pointers += 1
+    for line in _hint_lines():
+        assert not MET_LATER.search(line), (here, line)
+        if str(TEACHES[topic]) in AHEAD.findall(line):
+            assert i18n.ahead(TEACHES[topic]) in line, (here, line)
+            pointers += 1
     assert pointers, f"no hint in chapter {here} pointed ahead for {topic}"
 
 
