@@ -111,15 +111,22 @@ def count_form(value: Any) -> int | Unreadable:
     return Unreadable(value, problem.format(value=value))
 
 
+def unquoted(text: str) -> str:
+    """``text`` stripped, without one pair of quotes around it (``"'ToolBudget'"``: a learner who types the
+    quotes inside the text still names the status)."""
+    text = text.strip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'`":
+        return text[1:-1].strip()
+    return text
+
+
 def status_form(value: Any) -> str | Unreadable:
     """A guessed status as the status it names, read loosely (case, spaces and one pair of quotes around it,
     as :func:`~labkit.teaching.reasons.same` reads a name), or :class:`Unreadable`."""
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, str):
-        text = value.strip()
-        if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'`":  # "'ToolBudget'": the quotes typed in
-            text = text[1:-1].strip()
+        text = unquoted(value)
         for status in RunStatus:
             if text.casefold() == status.value.casefold():
                 return status.value

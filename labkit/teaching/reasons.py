@@ -40,7 +40,7 @@ from ..core.events import EventKind, StopReason
 from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
 from ..loops.running import origin_of
 from ..transports.chat import Role
-from .forms import number_in_text
+from .forms import number_in_text, unquoted
 from .i18n import N_, _, ngettext
 
 __all__ = [
@@ -236,16 +236,11 @@ def as_answer(value: object) -> object:
 _NAMES = frozenset(name.casefold() for enum in (RunStatus, StopReason, EventKind) for name in enum._value2member_map_)
 """The closed sets of names a guess may give: statuses, stop reasons, event kinds (chapters 4 to 8)."""
 
-_QUOTES = ('"', "'", "`")
-
 
 def _unquoted(said: str, was: str) -> str:
-    """``said`` without one pair of quotes around it, when ``was`` is one of labkit's names (``"'ToolBudget'"``
-    for ``ToolBudget``: a learner who types the quotes inside the text still names the status)."""
-    text = said.strip()
-    if was.strip().casefold() in _NAMES and len(text) > 1 and text[0] == text[-1] and text[0] in _QUOTES:
-        return text[1:-1]
-    return said
+    """``said`` without one pair of quotes around it (:func:`.forms.unquoted`), when ``was`` is one of
+    labkit's names."""
+    return unquoted(said) if was.strip().casefold() in _NAMES else said
 
 
 def same(said: object, was: object) -> bool:
