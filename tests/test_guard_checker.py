@@ -17,12 +17,13 @@ from decimal import Decimal
 
 import guard_catalogue as catalogue
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import labkit
 from labkit import ExecutionScope, Limits, RunHalted, UserError
 from labkit.teaching.capstone import GuardBase, check_guard, pause
+from labkit.teaching.capstone import guard as guard_module
 from labkit.teaching.capstone.guard import _merge
 from labkit.teaching.capstone.rules import (
     _CAPABILITY,
@@ -158,6 +159,8 @@ class RulesGuard(GuardBase):
                     counted = int(rules.count_refused) + dict(rules.refusal_counts).get(check, 0)
                     self.admitted += counted
                     per_tool[call.tool] = per_tool.get(call.tool, 0) + counted
+                    if check in rules.refusal_seen:
+                        self.seen[key] = self.seen.get(key, 0) + 1
                     return {
                         "cancelled": "Cancelled",
                         "permission": "PermissionDenied",
@@ -208,12 +211,10 @@ def test_a_generated_wrong_guard_is_caught_and_only_the_faults_made_are_named(fi
     _caught_and_named(first, second)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known imprecision, open: with budget_never_counted and a refused repetition counted, the checker "
-    "names given_back_after_every_body, a look-alike, without saying no script tells the two apart",
-)
-def test_a_look_alike_named_for_a_fault_not_made_is_said_to_be_one():
+def test_two_faults_a_look_alike_pair_could_explain_are_named_by_the_books_held_in_bodies():
+    """budget_never_counted with a refused repetition counted: the budget count is above 0 in later bodies (the
+    refusals), as given_back_after_every_body with the same would hold it; only the count held *in* each body
+    (one less) tells which was made, and the checker names that one."""
     first = next(f for f in FAULTS if f.id == "refused_calls_counted" and f.rules.refusal_seen == ("repetition",))
     second = next(f for f in FAULTS if f.id == "budget_never_counted")
     _caught_and_named(first, second)
@@ -292,6 +293,23 @@ _scripts = st.builds(
     st.integers(0, 3),
     st.sampled_from([GRANTED, frozenset({"ticket.read"}), frozenset({"review.finish"}), frozenset()]),
 )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(first=_CHANGES, second=st.one_of(st.none(), _CHANGES), script=_scripts)
+def test_the_books_the_rules_hold_in_each_body_are_those_a_guard_following_them_holds(first, second, script):
+    """The checker tells look-alikes apart by the books held as each body started (Rules.books_in_bodies):
+    the oracle is a guard written from the rules, run call by call as the checker runs a learner's."""
+    rules = first.rules if second is None else _merge(first.rules, second.rules)
+    assume(rules is not None)
+    cls = type("Generated", (RulesGuard,), {"RULES": rules})
+    subject = guard_module._Subject(cls, False, guard_module._learner_files(cls))
+    inside: list = []
+    with guard_module._module_locks(cls) as reset:
+        subject.reset = reset
+        answers = guard_module._alone(subject, script, subject.files, [], inside)
+    assert answers == rules.run(script)
+    assert tuple(inside) == rules.books_in_bodies(script)
 
 
 @settings(max_examples=300, deadline=None)

@@ -60,6 +60,7 @@ from .rules import (
     REFUSAL,
     SIMPLE_FAULTS,
     Attempt,
+    Books,
     Call,
     Fault,
     Rules,
@@ -237,7 +238,7 @@ class _Body:
         self.behaviour = behaviour
         self.label = label
         self.entered = 0
-        self.inside = (False, False)  # whether admitted, and a count in seen, were above 0 as the body started
+        self.inside: Books = (None, None)  # the guard's books as the body (last) started
         self.result = _Result(label)
 
     def __call__(self) -> object:
@@ -254,13 +255,15 @@ class _Body:
         return self.result
 
 
-def _books_of(guard: object) -> tuple[bool, bool]:
-    """Whether the guard's ``admitted``, and some count in its ``seen``, are above 0 now: read past the
-    checker's hooks (``dict.values`` of a watched dict is no scheduling point)."""
+def _books_of(guard: object) -> Books:
+    """The guard's ``admitted`` and the counts above 0 in its ``seen``, now (:data:`.rules.Books`): read past
+    the checker's hooks (``dict.values`` of a watched dict is no scheduling point)."""
     state = object.__getattribute__(guard, "__dict__")
     admitted, seen = state.get("admitted"), state.get("seen")
-    counted = isinstance(seen, dict) and any(isinstance(n, int) and n > 0 for n in dict.values(seen))
-    return isinstance(admitted, int) and admitted > 0, counted
+    counts = None
+    if isinstance(seen, dict):
+        counts = tuple(sorted(n for n in dict.values(seen) if isinstance(n, int) and n))
+    return (admitted if isinstance(admitted, int) and not isinstance(admitted, bool) else None), counts
 
 
 class _Result:
@@ -285,7 +288,7 @@ class _Subject:
     written: set[str] = field(default_factory=set)
     reset: Callable[[], None] = lambda: None  # frees the module-level locks the check swapped in
     body_under_lock: tuple[Script, tuple[str, ...]] | None = None  # the first script whose body ran locked
-    counted_in_body: list[bool] = field(default_factory=lambda: [False, False])  # admitted, seen: ever counted
+    in_bodies: dict[Script, tuple[Books, ...]] = field(default_factory=dict)  # each script alone: books in bodies
 
     def make(self, script: Script) -> Any:
         self.reset()
@@ -302,21 +305,22 @@ class _Subject:
             object.__setattr__(guard, "_labkit_watch", self.watch | mutable)
         return guard
 
-    def call(self, guard: Any, step: Call) -> tuple[str, int]:
-        """One ``admit`` call, its answer in the rules' words and the bodies it ran."""
+    def call(self, guard: Any, step: Call, inside: list[Books] | None = None) -> tuple[str, int]:
+        """One ``admit`` call, its answer in the rules' words and the bodies it ran; ``inside`` receives the
+        guard's books as its body started, when it ran one."""
         if step.cancel_before:
             object.__setattr__(guard, "_labkit_cancelled", True)
         body = _Body(guard, step.body, str(step.attempt))
         try:
             answer = guard.admit(body) if self.simple else guard.admit(step.attempt, body)
         except BodyFailed:
-            self._saw(body)
+            _saw(body, inside)
             return ("fails", body.entered)
         except _explore.Abandoned:
             raise
         except Exception as exc:
             return (f"raised {type(exc).__name__}: {exc}", body.entered)
-        self._saw(body)
+        _saw(body, inside)
         if self.simple:
             if answer is True:
                 return (_RAN, body.entered)
@@ -333,10 +337,11 @@ class _Subject:
             return ("returned something else than what body() returned", body.entered)
         return (f"returned {_returned(answer)}, not a refusal ({', '.join(REFUSAL.values())})", body.entered)
 
-    def _saw(self, body: _Body) -> None:
-        """Notes whether the guard's books held a count while an admitted call's body ran."""
-        self.counted_in_body[0] |= body.inside[0]
-        self.counted_in_body[1] |= body.inside[1]
+
+def _saw(body: _Body, inside: list[Books] | None) -> None:
+    """Keeps the guard's books as the body started, when one ran."""
+    if inside is not None and body.entered:
+        inside.append(body.inside)
 
 
 def _returned(answer: object) -> str:
@@ -520,10 +525,15 @@ def _problem_kind(problem: str) -> str:
 
 
 def _alone(
-    subject: _Subject, script: Script, files: frozenset[str], books: list[tuple[object, object]] | None = None
+    subject: _Subject,
+    script: Script,
+    files: frozenset[str],
+    books: list[tuple[object, object]] | None = None,
+    inside: list[Books] | None = None,
 ) -> tuple[tuple[str, int], ...] | str:
     """A script's answers from a fresh guard in one thread, or the problem that stopped it; ``books``
-    receives the guard's ``admitted`` and ``seen`` after the last call."""
+    receives the guard's ``admitted`` and ``seen`` after the last call, ``inside`` its books as each body
+    started."""
     answers: list[tuple[str, int]] = []
     written: set[str] = set()
 
@@ -532,7 +542,7 @@ def _alone(
         ex.written = written  # type: ignore[union-attr]
         guard = subject.make(script)
         for step in script.calls:
-            answers.append(subject.call(guard, step))
+            answers.append(subject.call(guard, step, inside))
         if books is not None:
             books.append((getattr(guard, "admitted", None), dict(getattr(guard, "seen", None) or {})))
 
@@ -1079,14 +1089,14 @@ def _explain_alone(
     tried: list[tuple[Script, tuple[tuple[str, int], ...]]],
     faults: Sequence[Fault],
     shown: tuple[Script, int] | None = None,
-    agree: Callable[[Rules, bool], bool] = lambda rules, strict: True,
+    books: Callable[[Rules], int] = lambda rules: 0,
 ) -> tuple[tuple[str, ...], list[str], list[str]]:
     """The known faults that give the learner's answers on every script tried (singles, then pairs), or
     else the signature the guard was seen to use (:mod:`.signatures`), alone or with one known fault: their
     ids, their words (with the example from ``shown``, the script and the call the report shows:
-    :meth:`Fault.said_at`) and the lines of the probe an example came from. Faults the guard's books
-    contradict (``agree``: :func:`_books_agree`) come only when none agrees: single faults, then pairs,
-    that agree with every book; then with the books kept while bodies ran; then any."""
+    :meth:`Fault.said_at`) and the lines of the probe an example came from. Of the faults that give every
+    answer, those whose books differ least from the guard's (``books``: :func:`_books_disagree`) are
+    named: single faults before pairs, and pairs only when no single fault agrees with every book."""
 
     def same(rules: Rules) -> bool:
         return all(rules.run(script) == answers for script, answers in tried)
@@ -1094,19 +1104,16 @@ def _explain_alone(
     def said(fault: Fault) -> str:
         return fault.said_at(*shown) if shown is not None else fault.said
 
-    singles = [((f,), f.rules) for f in faults if same(f.rules)]
-    pairs: list[tuple[tuple[Fault, ...], Rules]] = []
-    if not [1 for _fs, rules in singles if agree(rules, True)]:
+    differ: list[tuple[tuple[Fault, ...], int]] = [((f,), books(f.rules)) for f in faults if same(f.rules)]
+    single = min((n for _fs, n in differ), default=None)
+    if single != 0:  # a pair only where it agrees with the books better than every single fault
         books_only = () if subject.simple else itertools.product(faults, BOOK_FAULTS)  # alone, no answer changes
-        pairs = [
-            ((f, g), merged)
-            for f, g in (*itertools.combinations(faults, 2), *books_only)
-            if f.id != g.id and (merged := _merge(f.rules, g.rules)) is not None and same(merged)
-        ]
-    tiers = [
-        [fs for fs, rules in found if agree(rules, strict)] for strict in (True, False) for found in (singles, pairs)
-    ]
-    found = next((tier for tier in tiers if tier), None) or [fs for fs, _r in singles or pairs]
+        for f, g in (*itertools.combinations(faults, 2), *books_only):
+            merged = _merge(f.rules, g.rules) if f.id != g.id else None
+            if merged is not None and same(merged) and (single is None or books(merged) < single):
+                differ.append(((f, g), books(merged)))
+    least = min((n for _fs, n in differ), default=0)
+    found = [fs for fs, n in differ if n == least]
     learned = None
     if not subject.simple and (not found or any(f.rules.key != REFERENCE.key for f in found[0])):
         learned = _signatures.learned_rules(lambda script: _alone(subject, script, subject.files))
@@ -1128,7 +1135,7 @@ def _explain_alone(
     plain = [f for f in faults if f.rules.key == REFERENCE.key]
     with_learned = [(f, _merge(f.rules, learned)) for f in plain]
     tries: list[tuple[Fault | None, Rules]] = [(None, learned)]
-    tries += sorted(((f, m) for f, m in with_learned if m is not None), key=lambda fm: not agree(fm[1], True))
+    tries += sorted(((f, m) for f, m in with_learned if m is not None), key=lambda fm: books(fm[1]))
     for extra, rules in tries:  # the faults the books agree with first
         if same(rules):
             ids, words, lines = _signatures.signature_words(learned, known, shown)
@@ -1364,7 +1371,9 @@ def _run_alone(
     kept_books: list[tuple[Script, object, object]] = []
     for script in scripts(simple=simple):
         books: list[tuple[object, object]] = []
-        answers = _alone(subject, script, subject.files, books)
+        inside: list[Books] = []
+        answers = _alone(subject, script, subject.files, books, inside)
+        subject.in_bodies[script] = tuple(inside)
         if books:
             kept_books.append((script, *books[0]))
         if isinstance(answers, str):
@@ -1494,7 +1503,7 @@ def _report_alone(
     k = next(i for i, (a, b) in enumerate(zip(answers, right, strict=True)) if a != b)
     k = next((i for i, (a, _b) in enumerate(answers) if a.startswith("raised ")), k)  # a raise is the fault shown
     faults = SIMPLE_FAULTS if subject.simple else FAULTS
-    ids, words, probe_lines = _explain_alone(subject, tried, faults, (script, k), _books_agree(subject, kept_books))
+    ids, words, probe_lines = _explain_alone(subject, tried, faults, (script, k), _books_disagree(subject, kept_books))
     before = ", ".join(f"{c.attempt} {_answer(a[0])}" for c, a in zip(script.calls[:k], right[:k], strict=True))
     setting = script.setting() if not subject.simple else _("a limit of {n}").format(n=script.tool_calls)
     details = [
@@ -1553,42 +1562,37 @@ def _answer_problem(
     return None
 
 
-def _books_agree(
-    subject: _Subject, kept_books: Sequence[tuple[Script, object, object]]
-) -> Callable[[Rules, bool], bool]:
-    """Whether rules agree with what the guard's books were seen to hold: at the end of each script, the
-    rules' own books (:func:`_books_differ`); while each body ran, a count never added to never went above 0
-    (``budget_never_counted``), and one given back after every body held the attempt
-    (``given_back_after_every_body``), which answer every script alike and end with the same books. A guard
-    whose books are under names of its own contradicts none. Not ``strict``: the books kept while bodies ran
-    only."""
-    ended = [
-        any(isinstance(kept[1], int) and kept[1] > 0 for kept in kept_books),
-        any(
-            isinstance(kept[2], dict) and any(n > 0 for n in kept[2].values() if isinstance(n, int))
-            for kept in kept_books
-        ),
+def _books_disagree(subject: _Subject, kept_books: Sequence[tuple[Script, object, object]]) -> Callable[[Rules], int]:
+    """How often rules' books differ from what the guard's books were seen to hold: at the end of each script
+    (:func:`_books_differ`), and as each body started, part by part (:meth:`Rules.books_in_bodies`). The
+    bodies tell apart faults which answer every script alike and end with the same books: a count never
+    added to holds nothing for the body running, one given back after every body holds it until the body
+    ends (``budget_never_counted``, ``given_back_after_every_body``). A guard whose ``admitted`` and
+    ``seen`` never moved keeps its books under names of its own: every rule agrees with it (0)."""
+    seen_books = [*((a, s) for _script, a, s in kept_books), *itertools.chain(*subject.in_bodies.values())]
+    if not any(admitted or seen for admitted, seen in seen_books):
+        return lambda rules: 0
+    parts = [  # admitted, seen: the parts the guard keeps under those names
+        any(isinstance(admitted, int) for admitted, _seen in seen_books),
+        not subject.simple and any(isinstance(seen, (dict, tuple)) for _admitted, seen in seen_books),
     ]
-    above = [e or inside for e, inside in zip(ended, subject.counted_in_body, strict=True)]
-    if not any(above):
-        return lambda rules, strict: True
+    known: dict[Rules, int] = {}
 
-    def agree(rules: Rules, strict: bool) -> bool:
-        for script, admitted, seen in kept_books if strict else ():
-            books = isinstance(admitted, int) and isinstance(seen, dict)
-            if books and _books_differ(admitted, seen, rules.run_with_state(script)[1], subject.simple):
-                return False
-        if rules.counts != "both":
-            return not above[0 if rules.counts == "seen" else 1]
-        if rules.refund_always:
-            return all(
-                subject.counted_in_body[i]
-                for i, part in enumerate(("budget", "signature"))
-                if rules.refund in (part, "both")
-            )
-        return True
+    def count(rules: Rules) -> int:
+        if rules not in known:
+            n = 0
+            for script, admitted, seen in kept_books:
+                books = isinstance(admitted, int) and isinstance(seen, dict)
+                n += books and _books_differ(admitted, seen, rules.run_with_state(script)[1], subject.simple)
+            for script, inside in subject.in_bodies.items():
+                predicted = rules.books_in_bodies(script)
+                n += abs(len(predicted) - len(inside))
+                for seen, rule in zip(inside, predicted, strict=False):  # a body too many or too few: counted above
+                    n += sum(kept and a != b for kept, a, b in zip(parts, seen, rule, strict=True))
+            known[rules] = n
+        return known[rules]
 
-    return agree
+    return count
 
 
 def _books_before(

@@ -176,12 +176,20 @@ class Script:
 # -- the rules, and one way at a time to get them wrong --------------------------------
 
 
+Books = tuple[int | None, tuple[int, ...] | None]
+"""A guard's books at one moment: the attempts admitted, and the counts per signature above 0, sorted
+(``None`` for a part the guard does not keep under the names ``admitted`` and ``seen``)."""
+
+
 @dataclass
 class State:
     admitted: int = 0
     seen: dict[str, int] = field(default_factory=dict)
     by_tool: dict[str, int] = field(default_factory=dict)
     cancelled: bool = False
+
+    def books(self) -> Books:
+        return self.admitted, tuple(sorted(n for n in self.seen.values() if n))
 
 
 def _key(kind: str, call: Attempt, classes: tuple[tuple[tuple[str, str], int], ...] = ()) -> str:
@@ -288,19 +296,31 @@ class Rules:
         """Each call's answer and how many bodies it ran: ``(("ran", 1), ("ToolBudget", 0), ...)``."""
         return self.run_with_state(script)[0]
 
-    def run_with_state(self, script: Script) -> tuple[tuple[tuple[str, int], ...], State]:
-        """:meth:`run`'s answers, and the books (attempts admitted, per signature) after the last call."""
+    def run_with_state(
+        self, script: Script, inside: list[Books] | None = None
+    ) -> tuple[tuple[tuple[str, int], ...], State]:
+        """:meth:`run`'s answers, and the books (attempts admitted, per signature) after the last call;
+        ``inside`` receives the books as each body started (:meth:`State.books`), one per body run."""
         state = State()
         answers = []
         for step in script.calls:
             if step.cancel_before:
                 state.cancelled = True
-            answers.append(self._one(state, step, script))
+            answers.append(self._one(state, step, script, inside))
         return tuple(answers), state
 
-    def _one(self, state: State, step: Call, script: Script) -> tuple[str, int]:
+    def books_in_bodies(self, script: Script) -> tuple[Books, ...]:
+        """The books as each body of ``script`` started, in order: what a guard following these rules holds
+        while a body runs (a reservation is held during its body, given back only after it)."""
+        inside: list[Books] = []
+        self.run_with_state(script, inside)
+        return tuple(inside)
+
+    def _one(self, state: State, step: Call, script: Script, inside: list[Books] | None = None) -> tuple[str, int]:
         call = step.attempt
         if self.body_first:
+            if inside is not None:
+                inside.append(state.books())  # the body runs before anything is checked or counted
             if step.body in ("cancels", "cancels_fails"):
                 state.cancelled = True
             if step.body in ("fails", "cancels_fails"):
@@ -320,6 +340,8 @@ class Rules:
             state.by_tool[call.tool] = state.by_tool.get(call.tool, 0) + 1
         if self.counts != "admitted":
             state.seen[key] = state.seen.get(key, 0) + 1
+        if inside is not None and not self.body_first:
+            inside.append(state.books())
         if self.body_first:
             return ("Cancelled" if self.recheck and state.cancelled else "ran", 1)
         if step.body in ("cancels", "cancels_fails"):
