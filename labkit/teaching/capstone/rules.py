@@ -637,8 +637,8 @@ def _faults() -> tuple[Fault, ...]:
             "budget_never_counted",
             Rules(counts="seen"),
             N_(
-                "your guard never counts an admitted attempt: self.admitted never went above 0 on any script,"
-                " even while a body ran, so the tool budget never refuses a call; add one to it in the same"
+                "your guard never counts an admitted attempt: while each body ran, self.admitted held no more"
+                " than before that call, so the tool budget never refuses a call; add one to it in the same"
                 " `with` block as the checks"
             ),
         ),
@@ -646,8 +646,8 @@ def _faults() -> tuple[Fault, ...]:
             "repetition_never_counted",
             Rules(counts="admitted"),
             N_(
-                "your guard never counts a signature: no count in self.seen went above 0 on any script, even"
-                " while a body ran, so the repetition rule never refuses a call; add one to self.seen[key] in"
+                "your guard never counts a signature: while each body ran, self.seen[key] held no more than"
+                " before that call, so the repetition rule never refuses a call; add one to self.seen[key] in"
                 " the same `with` block as the checks"
             ),
         ),
