@@ -58,8 +58,11 @@ class _Int(int):
 @st.composite
 def same_answer(draw, answer: object) -> object:
     """``answer`` written another way a learner may write it."""
-    if isinstance(answer, bool):
-        return draw(st.sampled_from([answer, np.bool_(answer)]))
+    if isinstance(answer, bool):  # a text True/False for a truth value is that value (labkit.teaching.forms)
+        before, after = draw(st.sampled_from(["", " "])), draw(st.sampled_from(["", " ", "\n"]))
+        case = draw(st.sampled_from([str, str.lower, str.upper]))
+        quote = draw(st.sampled_from(["", "'", '"']))
+        return draw(st.sampled_from([answer, np.bool_(answer), before + quote + case(str(answer)) + quote + after]))
     if isinstance(answer, int):  # a text of digits for a number is that number (labkit.teaching.forms)
         spaced = draw(st.sampled_from(["", " "]))
         forms = [answer, float(answer), np.int64(answer), np.float64(answer), _Int(answer), f"{spaced}{answer}"]
@@ -86,7 +89,7 @@ def same_answer(draw, answer: object) -> object:
 def other_answer(draw, answer: object) -> object:
     """An answer that means something else than ``answer`` (then maybe written another way too)."""
     if isinstance(answer, bool):
-        wrong: object = draw(st.sampled_from([not answer, int(answer), str(answer), None]))
+        wrong: object = draw(st.sampled_from([not answer, int(answer), str(not answer), str(int(answer)), None]))
     elif isinstance(answer, int):
         wrong = draw(st.sampled_from([answer + 1, answer - 1, answer + 0.5, str(answer + 1), f"{answer} calls", None]))
         if answer in (0, 1):
@@ -211,10 +214,17 @@ def test_a_status_name_that_is_no_status_even_loosely_is_a_verdict_saying_so():
 def test_a_host_named_after_no_ending_is_an_input_error_naming_it():
     endings = {"Completed": 2, "RepeatedCall": 2}
     run = labkit.run("complete")
-    for hosts in ({"Complete": run}, {"Completed": run, "repeatedcall": run}):
+    for hosts in ({"Complete": run}, {"Completed": run, "Repeated": run}):
         with pytest.raises(InputError, match="none of the endings: Completed, RepeatedCall") as raised:
             check_hosts(hosts, endings)
         assert repr(next(name for name in hosts if name not in endings)) in str(raised.value)
+
+
+def test_a_host_keyed_by_its_ending_in_another_case_is_that_endings_host(capsys):
+    endings = {"Completed": 2, "RepeatedCall": 2}
+    loose = check_hosts({"completed ": labkit.run("complete"), "'repeatedcall'": labkit.run("repeat")}, endings)
+    exact = check_hosts({"Completed": labkit.run("complete"), "RepeatedCall": labkit.run("repeat")}, endings)
+    assert str(loose) == str(exact)
 
 
 # -- both editions; unordered answers ------------------------------------------------------------------------

@@ -137,6 +137,12 @@ def test_a_board_with_a_key_that_is_not_a_status_is_a_usage_error():
         check_bingo([ScriptedModel(["ok"])])
 
 
+def test_a_square_keyed_by_its_status_in_another_case_is_that_statuss_square():
+    board = right_board()
+    loose = {f" {status.lower()}": model for status, model in board.items()}
+    assert [square.line for square in check_bingo(loose)] == [square.line for square in check_bingo(board)]
+
+
 def test_a_square_may_tighten_the_limits_but_never_loosen_them():
     assert ScriptedModel(["ok"]).limits == BINGO_LIMITS
     assert ScriptedModel(["ok"], limits={"model_calls": 1}).limits == BINGO_LIMITS.with_(model_calls=1)
@@ -149,8 +155,10 @@ def test_a_square_may_tighten_the_limits_but_never_loosen_them():
     assert ScriptedModel(["ok"], limits={"deadline_s": 0.5}).limits == BINGO_LIMITS
     with pytest.raises(UserError, match="limits do not validate: model_calls"):
         ScriptedModel(["ok"], limits={"model_calls": "1"})
-    with pytest.raises(UserError, match="limits do not validate"):
+    with pytest.raises(UserError, match="tool_budget: not a limit; the limits are model_calls, tool_calls, "):
         ScriptedModel(["ok"], limits={"tool_budget": 1})
+    with pytest.raises(UserError, match=r"deadline: not a limit \(did you mean deadline_s\?\)"):
+        ScriptedModel(["ok"], limits={"deadline": 0.1})
     with pytest.raises(UserError, match="limits must be a mapping"):
         ScriptedModel(["ok"], limits=3)
 

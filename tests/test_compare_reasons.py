@@ -94,17 +94,43 @@ def _truth(value: object) -> bool:
     return isinstance(value, (bool, np.bool_))
 
 
+_QUOTES = "'\"`"
+_CLOSED_NAMES = {
+    name.lower() for enum in (labkit.RunStatus, labkit.StopReason, labkit.EventKind) for name in enum._value2member_map_
+}
+
+
+def _inside_quotes(text: str) -> str:
+    text = text.strip()
+    return text[1:-1].strip() if len(text) > 1 and text[0] == text[-1] and text[0] in _QUOTES else text
+
+
 def _wrong(said: object, was: object) -> bool:
-    """The oracle's rule, written apart from labkit's: a truth value is never a number; texts differ
-    only when they differ once stripped and lowered; lists and tuples, item by item; dicts, per key."""
+    """The oracle's rule, written apart from labkit's: a truth value is never a number, and a text True/False
+    beside one is it; texts differ only when they differ once stripped, lowered and taken out of one pair
+    of quotes (unless the answer is quoted itself), a closed name also with its spaces and underscores
+    out, an exception's name also with a module before it; a text beside a one-item list is that item;
+    lists and tuples, item by item; dicts, per key (a key read as a text is)."""
+    if isinstance(said, str) and isinstance(was, (list, tuple)) and len(was) == 1:
+        return _wrong(said, was[0])
     if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):
         return len(said) != len(was) or any(_wrong(a, b) for a, b in zip(said, was, strict=True))
     if isinstance(said, dict) and isinstance(was, dict):
+        loose = {k.strip().lower(): k for k in was if isinstance(k, str)}
+        said = {loose.get(_inside_quotes(k).lower(), k) if isinstance(k, str) else k: v for k, v in said.items()}
         return said.keys() != was.keys() or any(_wrong(said[k], was[k]) for k in was)
+    if _truth(was) and isinstance(said, str) and _inside_quotes(said).lower() in ("true", "false"):
+        said = _inside_quotes(said).lower() == "true"
     if _truth(said) != _truth(was):
         return True
     if isinstance(said, str) and isinstance(was, str):
-        return said.strip().lower() != was.strip().lower()
+        answer = was.strip().lower()
+        text = (said.strip() if was.strip()[:1] in _QUOTES else _inside_quotes(said)).lower()
+        if answer in _CLOSED_NAMES:
+            text = text.replace(" ", "").replace("_", "")
+        if re.fullmatch(r"[a-z_.]+\.[a-z]+(error|exception)", text):
+            text = text.rsplit(".", 1)[1]
+        return text != answer
     said, was = _digits(said, was), _digits(was, said)
     return bool(said != was)
 
@@ -125,13 +151,16 @@ def wrong_or_right(draw, answer: object) -> object:
     """A guess for ``answer``: itself, one off, another type, spaces, another case."""
     options: list[object] = [answer]
     if isinstance(answer, bool):
-        options += [not answer, int(answer), str(answer), np.bool_(answer), np.bool_(not answer)]
+        options += [not answer, int(answer), str(answer), str(answer).lower(), f"'{not answer}'", np.bool_(answer)]
+        options += [np.bool_(not answer), str(int(answer))]
     elif isinstance(answer, int):
         options += [answer + 1, answer - 1, str(answer), str(answer + 1), float(answer) + 0.5, np.int64(answer)]
         if answer in (0, 1):
             options.append(bool(answer))
     elif isinstance(answer, str):
         options += [f" {answer}", f"{answer} ", answer.lower(), answer.upper(), "Completed", "Incomplete", None]
+        spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", answer)  # "Tool Budget" for ToolBudget
+        options += [f"'{answer}'", f'"{answer.lower()}"', spaced, f"'{spaced}'", f"{answer}s", f"x.{answer}"]
     return draw(st.sampled_from(options))
 
 

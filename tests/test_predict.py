@@ -483,3 +483,59 @@ def test_the_events_diff_keeps_both_lists_in_order_and_shows_a_wrong_count_on_it
         assert f"think: a {kind} event's count is " in text
     assert text.count("event's count is") == len(recounted)
     assert all(row.endswith("right") for row in rows) == (said == was)
+
+
+# -- the events' think: lines say what the run recorded, for any one change to its events --------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_every_think_line_after_a_changed_event_is_true_of_the_run(data):
+    outcome = labkit.run(data.draw(st.sampled_from(sorted(labkit.SCENARIOS))), agent="harness")
+    was = [(e.kind.value, e.name, e.count) for e in outcome.events]
+    said = list(was)
+    at = data.draw(st.integers(0, len(was) - 1))
+    kind, name, count = was[at]
+    change = data.draw(st.sampled_from(["rename", "recount", "add", "drop", "kind", "move"]))
+    if change == "rename":
+        said[at] = (kind, data.draw(st.sampled_from(["run", "model", "read_ticket", "finish_review", "x"])), count)
+    elif change == "recount":
+        said[at] = (kind, name, count + data.draw(st.sampled_from([-1, 1, 2])))
+    elif change == "add":
+        said.insert(at, (data.draw(st.sampled_from([k.value for k in labkit.EventKind])), name, count + 1))
+    elif change == "drop":
+        del said[at]
+    elif change == "move":
+        said.insert(data.draw(st.integers(0, len(was) - 1)), said.pop(at))
+    else:
+        said[at] = (data.draw(st.sampled_from([k.value for k in labkit.EventKind])), name, count)
+    result = labkit.check(outcome, status=outcome.status.value, events=said)
+    text = result._text().replace("\n       ", " ")  # the verdict's lines, unwrapped
+    assert result.right is (said == was), text
+    recorded = {(k, n) for k, n, _c in was}
+    for row in text.splitlines():  # an event the run recorded as often as it is listed is never "not recorded"
+        guess = re.fullmatch(r"\s+(\w+) (\S+) (-?\d+)\s+-\s+not recorded", row)
+        if guess:
+            event = (guess[1], guess[2], int(guess[3]))
+            assert was.count(event) < said.count(event), row
+        left_out = re.fullmatch(r"\s+-\s+(\w+) (\S+) (-?\d+)\s+you left it out", row)
+        if left_out:
+            event = (left_out[1], left_out[2], int(left_out[3]))
+            assert said.count(event) < was.count(event), row
+    for line in (x for x in text.splitlines() if x.startswith("think:")):
+        if m := re.fullmatch(r"think: the run named its (\w+) events (.+), not (\S+)", line):
+            assert m[2].split(", ") == list(dict.fromkeys(n for k, n, _c in was if k == m[1])), line
+            assert (m[1], m[3]) not in recorded, line
+        elif m := re.fullmatch(
+            r"think: the run recorded no (\w+) (\S+) (-?\d+): its \w+ events for \S+ count (.+)", line
+        ):
+            assert (m[1], m[2], int(m[3])) not in was, line
+            assert m[4].split(", ") == [str(c) for k, n, c in was if (k, n) == (m[1], m[2])], line
+        elif m := re.fullmatch(r"think: the run's (\w+) events for (\S+) count (.+), in the order .+", line):
+            assert m[3].split(", ") == [str(c) for k, n, c in was if (k, n) == (m[1], m[2])], line
+        elif m := re.fullmatch(r"think: the run recorded no (\w+) event for (\S+)", line):
+            assert (m[1], m[2]) not in recorded, line
+        elif line.startswith("think: the run recorded every event you listed"):
+            assert said != was and sorted(said) == sorted(was), line
+        else:
+            assert re.fullmatch(r"think: a \w+ event's count is .+|think: a call the guard sees passes.+", line), line

@@ -94,8 +94,25 @@ def _limits(limits: object) -> Limits:
     try:
         checked = Limits.model_validate(fields)
     except ValidationError as exc:
-        detail = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        raise LimitsError(f"limits do not validate: {detail}") from exc
+        raise LimitsError(f"limits do not validate: {limits_problems(exc)}") from exc
     return limits if isinstance(limits, Limits) else checked
+
+
+def limits_problems(exc: ValidationError) -> str:
+    """What is wrong with limits, one clause per problem: a name that is no limit says which are, and the
+    one it was likely meant for (``deadline: not a limit (did you mean deadline_s?)``)."""
+    names = list(Limits.model_fields)
+    problems = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(map(str, error["loc"])) or "limits"
+        if error["type"] == "extra_forbidden":
+            import difflib  # only for a misspelt limit
+
+            close = difflib.get_close_matches(where, names, n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(f"{where}: not a limit{hint}")
+        else:
+            problems.append(f"{where}: {error['msg']}")
+    if any(error["type"] == "extra_forbidden" for error in exc.errors(include_url=False)):
+        problems.append(f"the limits are {', '.join(names)}")
+    return "; ".join(problems)

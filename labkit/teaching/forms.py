@@ -5,7 +5,8 @@ digits (``"2"``, as a widget or ``input()`` gives it) is that number; a status n
 :func:`~labkit.teaching.reasons.same` reads texts. A value that cannot be read (``"two"`` for a
 count, ``"Complete"`` for a status) is kept as an :class:`Unreadable` guess: the check shows it and
 says why it cannot be the answer (a ``think:`` line), and the cell, and "Run All", go on. A truth
-value is never a number, in either direction.
+value is never a number, in either direction; the text ``"True"`` or ``"false"`` is that truth value
+where the answer is one, as ``"2"`` is a number where the answer is one.
 
 Values are shown by :func:`shown`: a text is quoted (its ``repr``) whenever the other side of the
 line is not a text, so ``'2'`` and ``2`` never print alike.
@@ -25,7 +26,17 @@ from ..core.events import ControlEvent, EventKind
 from ..loops.outcome import RunStatus
 from .i18n import _
 
-__all__ = ["ABSENT", "Unreadable", "count_form", "events_form", "number_in_text", "shown", "status_form", "whole"]
+__all__ = [
+    "ABSENT",
+    "Unreadable",
+    "count_form",
+    "events_form",
+    "number_in_text",
+    "shown",
+    "status_form",
+    "truth_in_text",
+    "whole",
+]
 
 _DIGITS = re.compile(r"\s*[+-]?\d+\s*")
 
@@ -78,6 +89,14 @@ def number_in_text(value: object) -> int | None:
     """The whole number a text of digits writes (``" 2 "``, ``"-1"``), else ``None``."""
     if isinstance(value, str) and not isinstance(value, Enum) and _DIGITS.fullmatch(value):
         return int(value)
+    return None
+
+
+def truth_in_text(value: object) -> bool | None:
+    """The truth value a text writes (``"True"``, ``" false "``, ``"'True'"``: case, spaces and one pair of
+    quotes aside), else ``None``."""
+    if isinstance(value, str) and not isinstance(value, Enum):
+        return {"true": True, "false": False}.get(unquoted(value).casefold())
     return None
 
 
@@ -153,7 +172,10 @@ def events_form(value: Any) -> tuple[tuple[str, str, int], ...] | Unreadable:
             )
             return Unreadable(value, problem.format(step=step, item=item))
         kind, name, count = item
-        known = next((k.value for k in EventKind if isinstance(kind, str) and kind.strip() == k.value), None)
+        if isinstance(kind, Enum):
+            kind = kind.value
+        written = unquoted(kind).casefold() if isinstance(kind, str) else None  # read as a status is read
+        known = next((k.value for k in EventKind if written == k.value.casefold()), None)
         if known is None:
             problem = _("event {step}: {kind!r} is not an event kind; the kinds are: {kinds}")
             return Unreadable(value, problem.format(step=step, kind=kind, kinds=", ".join(EventKind)))
@@ -164,7 +186,7 @@ def events_form(value: Any) -> tuple[tuple[str, str, int], ...] | Unreadable:
         if number is None:
             problem = _("event {step}: the count is a whole number, not {count!r}")
             return Unreadable(value, problem.format(step=step, count=count))
-        guess.append((known, name, number))
+        guess.append((known, unquoted(name), number))
     return tuple(guess)
 
 

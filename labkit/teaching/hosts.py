@@ -21,6 +21,7 @@ from ..loops.outcome import RunOutcome
 from .i18n import _, ngettext
 from .layout import fit
 from .predict import Check, Checks, check
+from .reasons import relabelled
 
 
 class Note(str):
@@ -94,6 +95,7 @@ def check_hosts(runs: Mapping[str, RunOutcome], endings: Mapping[str, int]) -> C
     Raises:
         InputError: a host is named after none of ``endings`` (a misspelt key of ``my_hosts``).
     """
+    runs = relabelled(runs, endings)  # a host keyed "completed " is the host of Completed
     unknown = [str(name) for name in runs if name not in endings]
     if unknown:  # a misspelt host would otherwise be left out without a word
         raise InputError(

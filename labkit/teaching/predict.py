@@ -40,7 +40,7 @@ from .i18n import N_, _
 from .i18n import label as _label
 from .layout import LINE_WIDTH as _LINE_WIDTH
 from .layout import fit
-from .reasons import MeaningError, as_answer, check_meaning, is_sequence, reasons, same
+from .reasons import MeaningError, as_answer, check_meaning, is_sequence, reasons, relabelled, same
 
 __all__ = ["Check", "Checks", "Comparison", "Mystery", "check", "compare", "mysteries", "mystery"]
 
@@ -138,13 +138,17 @@ def _count_meaning(kind: str) -> str | None:
 
 def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], label: int = _LABEL_WIDTH) -> list[str]:
     """Predicted against recorded events, aligned on each event's kind and name, so one forgotten event
-    does not shift the rest and a wrong count is shown on its own event's row; after a wrong count, one
-    ``think:`` line per kind says what that kind's count counts."""
+    does not shift the rest and a wrong count is shown on its own event's row. The ``think:`` lines come
+    from what was recorded: after a wrong count, what that kind's count counts; after a wrong name, the
+    names the run gave that kind; after an event it did not record, the counts it recorded for that kind
+    and name, or that it recorded none (one line each, for the first such event)."""
     you_said, it_was = _("you said"), _("it was")
     width = max([len(_event_text(e)) for e in (*said, *was)] + [len(you_said), len(it_was)]) + 2
     events = _("events")
     lines = [f"{events:<{label}} {you_said:<{width}}{it_was:<{width}}"]
     miscounted: list[str] = []
+    renamed: list[EventGuess] = []
+    unrecorded: list[EventGuess] = []
 
     def row(left: str, right: str, mark: str) -> None:
         lines.append(f"{'':<{label}} {left:<{width}}{right:<{width}}{mark}")
@@ -156,6 +160,10 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
         row(_event_text(guess), _event_text(event), _("not this time"))
         if guess[:2] == event[:2] and event[0] not in miscounted:  # the same event, counted otherwise
             miscounted.append(event[0])
+        elif guess[0] == event[0] and all(guess[1] != name for kind, name, _c in was if kind == guess[0]):
+            renamed.append(guess)  # the same kind, under a name the run never gave it
+        elif guess[:2] != event[:2]:
+            unrecorded.append(guess)
 
     kinds_and_names = [event[:2] for event in said], [event[:2] for event in was]
     matcher = difflib.SequenceMatcher(None, *kinds_and_names, autojunk=False)
@@ -164,16 +172,49 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
         for k in range(max(len(left), len(right))):
             if k < len(left) and k < len(right):
                 pair(left[k], right[k])
-            elif k < len(left):
-                row(_event_text(left[k]), "-", _("not recorded"))
+            elif k < len(left):  # an event the run recorded as often as guessed is only in another place
+                moved = was.count(left[k]) >= said.count(left[k])
+                row(_event_text(left[k]), "-", _("in another place") if moved else _("not recorded"))
+                if not moved:
+                    unrecorded.append(left[k])
             else:
-                row("-", _event_text(right[k]), _("you left it out"))
+                moved = said.count(right[k]) >= was.count(right[k])
+                row("-", _event_text(right[k]), _("in another place") if moved else _("you left it out"))
     if label > len(events) and any(len(line) > _LINE_WIDTH for line in lines):
         return _events_diff(said, was, len(events))  # too wide for the output area: the rows start nearer its edge
     for kind in miscounted:
         meaning = _count_meaning(kind)
         if meaning is not None:
             lines.append(_("think: a {kind} event's count is {meaning}").format(kind=kind, meaning=meaning))
+    lines.extend(_recorded_lines(renamed[:1], unrecorded[:1], was))
+    if said != was and sorted(said) == sorted(was):
+        lines.append(_("think: the run recorded every event you listed, each as often, but in another order"))
+    return lines
+
+
+def _recorded_lines(
+    renamed: Sequence[EventGuess], unrecorded: Sequence[EventGuess], was: Sequence[EventGuess]
+) -> list[str]:
+    """What the run recorded, for a guessed event under another name or one it did not record: ``think:`` lines."""
+    lines = []
+    for kind, name, _count in renamed:
+        names = ", ".join(dict.fromkeys(n for k, n, _c in was if k == kind))
+        lines.append(
+            _("think: the run named its {kind} events {names}, not {name}").format(kind=kind, names=names, name=name)
+        )
+    for kind, name, count in unrecorded:
+        counts = [str(c) for k, n, c in was if (k, n) == (kind, name)]
+        if (kind, name, count) in was:  # recorded, but fewer times or in another place than guessed
+            line = _(
+                'think: the run\'s {kind} events for {name} count {counts}, in the order of the "it was" column'
+            ).format(kind=kind, name=name, counts=", ".join(counts))
+        elif counts:
+            line = _("think: the run recorded no {event}: its {kind} events for {name} count {counts}").format(
+                event=_event_text((kind, name, count)), kind=kind, name=name, counts=", ".join(counts)
+            )
+        else:
+            line = _("think: the run recorded no {kind} event for {name}").format(kind=kind, name=name)
+        lines.append(line)
     return lines
 
 
@@ -585,6 +626,7 @@ def _per_label(name: str, guess: Any, labels: list[str], valid: Callable[[Any], 
     """One guess for every label: the same guess for all, or ``{label: guess}`` (a missing label: no guess yet)."""
     if not isinstance(guess, Mapping):
         return dict.fromkeys(labels, valid(guess))
+    guess = relabelled(guess, labels)  # "Harness " names the run labelled harness
     unknown = [str(label) for label in guess if label not in labels]
     if unknown:
         raise InputError(
@@ -657,6 +699,8 @@ def compare(
     except MeaningError as exc:
         raise InputError(str(exc)) from None
     guess, actual = _plain(guess), _plain(actual)  # a numpy array or a pandas Series is its list of values
+    if isinstance(guess, Mapping) and isinstance(actual, Mapping):
+        guess = relabelled(guess, actual)  # "Function" names the value labelled function
     result = Comparison(what, guess, actual, meaning, runs)
     _progress.record("compare", str(what), attempted=result.guessed, right=result.right, chapter=chapter)
     return result

@@ -31,8 +31,9 @@ Core-light: the standard library and labkit's core only.
 from __future__ import annotations
 
 import numbers
+import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -40,7 +41,7 @@ from ..core.events import EventKind, StopReason
 from ..loops.outcome import EXIT_CANCELLED, EXIT_CONFIG, EXIT_OUTPUT, EXIT_PROTOCOL, EXIT_USAGE, RunOutcome, RunStatus
 from ..loops.running import origin_of
 from ..transports.chat import Role
-from .forms import number_in_text, unquoted
+from .forms import number_in_text, truth_in_text, unquoted
 from .i18n import N_, _, ngettext
 
 __all__ = [
@@ -237,33 +238,67 @@ _NAMES = frozenset(name.casefold() for enum in (RunStatus, StopReason, EventKind
 """The closed sets of names a guess may give: statuses, stop reasons, event kinds (chapters 4 to 8)."""
 
 
-def _unquoted(said: str, was: str) -> str:
-    """``said`` without one pair of quotes around it (:func:`.forms.unquoted`), when ``was`` is one of
-    labkit's names."""
-    return unquoted(said) if was.strip().casefold() in _NAMES else said
+_EXCEPTION = re.compile(r"[A-Z]\w*(Error|Exception)|KeyboardInterrupt|SystemExit|GeneratorExit")
+_DOTTED = re.compile(r"[a-z_][\w.]*\.\w+")
+
+
+def _texts_same(said: str, was: str) -> bool:
+    """Two texts as :func:`same` reads them: spaces around and case aside; ``said`` without one pair of
+    quotes around it (:func:`.forms.unquoted`) unless the answer is itself quoted; a name of labkit's
+    closed sets with spaces or underscores inside (``"Permission Denied"``); an exception's name with its
+    module before it (``"asyncio.CancelledError"``)."""
+    answer = was.strip()
+    text = (said.strip() if answer[:1] in "\"'`" else unquoted(said)).casefold()
+    want = answer.casefold()
+    if text == want:
+        return True
+    if want in _NAMES and re.sub(r"[\s_]", "", text) == want:
+        return True
+    return bool(_EXCEPTION.fullmatch(answer)) and bool(_DOTTED.fullmatch(text)) and text.rpartition(".")[2] == want
+
+
+def relabelled(guess: Mapping[Any, Any], labels: Iterable[Any]) -> dict[Any, Any]:
+    """``guess`` with each key that names one of ``labels`` loosely (case, spaces, one pair of quotes: as
+    :func:`same` reads a text) under that label; other keys as they are."""
+    loose: dict[str, list[Any]] = {}
+    for label in labels:
+        if isinstance(label, str):
+            loose.setdefault(label.strip().casefold(), []).append(label)
+    keyed: dict[Any, Any] = {}
+    for key, value in guess.items():
+        found = loose.get(unquoted(key).casefold(), []) if isinstance(key, str) else []
+        keyed[found[0] if len(found) == 1 and found[0] not in guess else key] = value
+    return keyed
 
 
 def same(said: object, was: object) -> bool:
     """Whether a guess is the answer, as a reader judges it, not only as ``==`` does.
 
     * a truth value never equals a number (Python holds ``True == 1``, but a yes/no guessed ``1``
-      or an exit code guessed ``False`` is not the answer);
+      or an exit code guessed ``False`` is not the answer); the text ``"True"`` or ``"false"`` is that
+      truth value where the answer is one, as ``"2"`` is the number 2 where the answer is a number;
     * texts are the same when they differ only in spaces around them or in upper and lower case
       (``"repeatedcall "`` names ``RepeatedCall``: no answer of the course differs from another
       only so);
-    * a quoted name (``"'ToolBudget'"``) names a status, a stop reason or an event kind all the same;
+    * a quoted text (``"'ToolBudget'"``, ``"'admitted'"``) is the text inside the quotes, unless the
+      answer is itself quoted; a status, stop reason or event kind may have spaces inside
+      (``"Tool Budget"``); an exception's name may come with its module (``"asyncio.CancelledError"``);
     * a list and a tuple with the same items in the same order are the same answer, as are two
-      mappings with the same keys and the same values; a numpy array or a pandas Series is the
-      list of its values;
+      mappings with the same keys and the same values (a key in another case or with spaces names the
+      same label: :func:`relabelled`); a numpy array or a pandas Series is the list of its values; a
+      text for a one-item list is that item;
     * an answer that is a set has no order: a list, tuple or set of the same items, each once, is it;
     * an exception class or instance is its name.
     """
     said, was = as_answer(said), as_answer(was)
+    said, was = _as_truth(said, was), _as_truth(was, said)  # "True" for a yes/no is True (labkit.teaching.forms)
     if is_truth(said) != is_truth(was):
         return False
     said, was = _as_number(said, was), _as_number(was, said)  # "2" for a count is 2 (labkit.teaching.forms)
     if isinstance(said, str) and isinstance(was, str):
-        return _unquoted(said, was).strip().casefold() == was.strip().casefold()
+        return _texts_same(said, was)
+    if isinstance(said, str) and isinstance(was, (list, tuple)) and len(was) == 1:
+        return same(said, was[0])
     if isinstance(was, (set, frozenset)) and isinstance(said, (list, tuple, set, frozenset)):
         # an answer given as a set has no order: any list of its items, each once, is it
         return (
@@ -274,11 +309,18 @@ def same(said: object, was: object) -> bool:
     if isinstance(said, (list, tuple)) and isinstance(was, (list, tuple)):  # is_sequence, spelt for mypy
         return len(said) == len(was) and all(same(a, b) for a, b in zip(said, was, strict=True))
     if isinstance(said, Mapping) and isinstance(was, Mapping):
+        said = relabelled(said, was)
         return said.keys() == was.keys() and all(same(said[key], was[key]) for key in was)
     try:
         return bool(said == was)
     except (TypeError, ValueError):  # an array compared item by item has no one truth value
         return False
+
+
+def _as_truth(value: object, other: object) -> object:
+    """A text ``"True"``/``"False"`` as its truth value when ``other`` is a truth value."""
+    written = truth_in_text(value) if is_truth(other) else None
+    return value if written is None else written
 
 
 def _as_number(value: object, other: object) -> object:
@@ -477,6 +519,7 @@ def _statuses(said: object, was: object) -> str | None:
 def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: object) -> str:
     """The one reason a single wrong value gets, without its ``think: what:`` prefix."""
     said, was = as_answer(said), as_answer(was)  # an exception given for its name is judged by the name
+    said, was = _as_truth(said, was), _as_truth(was, said)  # "True" for a yes/no is True, as same() reads it
     said, was = _as_number(said, was), _as_number(was, said)  # "2" for a count is 2, as same() reads it
     if is_truth(said) != is_truth(was) and said == was:
         return _(

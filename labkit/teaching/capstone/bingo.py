@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...core.errors import ScriptExhausted, UserError
-from ...core.limits import Limits
+from ...core.limits import Limits, limits_problems
 from ...loops.outcome import RunOutcome, RunStatus
 from ...loops.runner import prepare, run
 from ...loops.scenarios import ALL_CAPABILITIES, Scenario
@@ -32,6 +32,7 @@ from ...transports.scripted import ScriptedTransport, Step
 from .. import progress as _progress
 from ..explain import explain, how_to, square_hint
 from ..i18n import N_, _, ngettext
+from ..reasons import relabelled
 
 __all__ = ["AGENTS", "BINGO_LIMITS", "Bingo", "ScriptedModel", "Square", "check_bingo", "new_board"]
 
@@ -189,8 +190,7 @@ def _bingo_limits(limits: Limits | Mapping[str, object] | None) -> Limits:
                 f"limits must be a mapping such as {{'model_calls': 1}} or labkit.Limits, not {type(limits).__name__}"
             )
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'limits'}: {e['msg']}" for e in exc.errors())
-        raise UserError(f"limits do not validate: {problems}") from None
+        raise UserError(f"limits do not validate: {limits_problems(exc)}") from None
     too_high = [
         f"{name}={getattr(chosen, name):g} > {getattr(BINGO_LIMITS, name):g}"
         for name in ("model_calls", "tool_calls", "repetitions")
@@ -441,6 +441,7 @@ def check_bingo(board: Mapping[str, object]) -> Bingo:
         raise UserError(
             f"the board is a dict of status name -> ScriptedModel (see new_board()), not {type(board).__name__}"
         )
+    board = relabelled(board, RunStatus._value2member_map_)  # a square keyed "completed" is Completed's
     unknown = [key for key in board if key not in RunStatus._value2member_map_]
     if unknown:
         raise UserError(f"not a status: {', '.join(map(repr, unknown))}; the squares are {', '.join(RunStatus)}")
