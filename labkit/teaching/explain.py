@@ -160,6 +160,8 @@ class Refusal:
             return _("same signature, already admitted {read} of {limit}").format(read=self.read, limit=limit)
         if self.rule == StopReason.MODEL_BUDGET:
             return _("{read} of {limit} model calls already made").format(read=self.read, limit=limit)
+        if self.limit == 0:  # the deadline had passed as the run began: nothing waited
+            return _("deadline_s=0 had passed before the run made its first call")
         return _("{limit} s passed while {attempt} was waiting").format(limit=limit, attempt=self.attempt)
 
     @property
@@ -179,6 +181,8 @@ class Refusal:
             )
         if self.rule == StopReason.MODEL_BUDGET:
             return _("once {read} of {limit} model calls had been made").format(read=self.read, limit=limit)
+        if self.limit == 0:
+            return _("as deadline_s=0 passes before the run's first call")
         return _("after {limit} s, while {attempt} would still have been waiting").format(
             limit=limit, attempt=self.attempt
         )

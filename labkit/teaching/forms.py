@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from ..core.events import ControlEvent, EventKind
+from ..core.events import ControlEvent, EventKind, StopReason
 from ..loops.outcome import RunStatus
 from .i18n import _
 
@@ -201,12 +201,18 @@ def _plain(value: object) -> object:
 def shown(value: object, other: object) -> str:
     """``value`` as a verdict line shows it beside ``other``: a text is quoted when ``other`` is not a text
     (``'2'`` beside ``2``), so two values that differ never print alike; an exception class or instance
-    shows as its name, a status or stop reason as its name (unquoted: a name, not a text typed)."""
+    shows as its name, a status, stop reason or event kind as its name (unquoted: a name, not a text typed);
+    the text ``'None'`` is quoted beside a text too, so it never prints as ``None``."""
     if isinstance(value, (Unreadable, _Absent)):
         return str(value)
     value, other = _plain(value), _plain(other)
     if isinstance(value, Enum):
         return str(value.value)
-    if isinstance(value, str) and not isinstance(other, str):
-        return repr(value)
+    if isinstance(value, str) and value in _CLOSED_NAMES:
+        return value  # a name that no number or other value prints as: shown as the name it is
+    if isinstance(value, str) and (not isinstance(other, str) or value.strip() == "None"):
+        return repr(value)  # the text 'None' never prints as the value None
     return str(value)
+
+
+_CLOSED_NAMES = frozenset(name for enum in (RunStatus, StopReason, EventKind) for name in enum._value2member_map_)

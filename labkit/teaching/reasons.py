@@ -102,10 +102,11 @@ _COUNT_MEANINGS: dict[str, str] = {
 
 NAMED_MEANINGS: dict[str, str] = {
     "stop kept": N_(
-        "the guard refused the call before the cancellation came, and the scope keeps a stop it has recorded:"
-        " the caller's cancellation decides what the caller gets, not what the record says"
+        "the guard refused the call before the cancellation reached the run (a task is cancelled at its next"
+        " await), and the scope keeps a stop it has recorded: the caller's cancellation decides what the caller"
+        " gets, not what the record says"
     ),
-    "bodies": N_("the bodies that ran: an admitted attempt runs its body, a refused call never does"),
+    "bodies": N_("a body runs only for an attempt the guard admitted: a refused call never runs one"),
     "attempts": N_("every attempt the guard admitted counts, whatever its body did; a refused call counts nothing"),
     "text kept": N_("a run the host stopped withholds the model's text; a run that ended by itself keeps it"),
     "execute_tool spans": N_("one execute_tool span per tool call the loop invoked, refused or not"),
@@ -332,6 +333,8 @@ def _as_number(value: object, other: object) -> object:
 def _one(value: object) -> str:
     if isinstance(value, Enum):  # a StopReason or a RunStatus reads as its name
         value = value.value
+    if isinstance(value, str) and value.casefold() in _NAMES and value == value.strip():
+        return value  # a status, stop reason or event kind reads as its name, as forms.shown shows it
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -466,6 +469,8 @@ def _meant(meaning: str | None, said: Any, was: Any, runs: object, label: object
     if meaning.endswith(" count") and meaning[: -len(" count")] in _COUNT_MEANINGS:
         kind = meaning[: -len(" count")]
         return _("a {kind} event's count is {meaning}").format(kind=kind, meaning=_(_COUNT_MEANINGS[kind]))
+    if meaning == "stop kept" and was is None:
+        return None  # no stop recorded: the guard refused nothing before the cancellation, so none is said
     if meaning in NAMED_MEANINGS:
         return _(NAMED_MEANINGS[meaning])
     return meaning

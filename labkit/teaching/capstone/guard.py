@@ -575,10 +575,11 @@ def _books_words(admitted: object, seen: object, state: Any, simple: bool) -> tu
     counts = sorted(n for n in seen.values() if n) if isinstance(seen, dict) else seen
     said = _("self.admitted is {admitted}").format(admitted=admitted)
     if not simple:
-        said += _(" and self.seen counts {counts}").format(counts=counts)
+        said += _(" and self.seen counts {counts}").format(counts=counts if counts != [] else _("nothing"))
     rules = _("the rules count {admitted} admitted").format(admitted=state.admitted)
     if not simple:
-        rules += _(" and {counts} per signature").format(counts=sorted(n for n in state.seen.values() if n))
+        by_signature = sorted(n for n in state.seen.values() if n)
+        rules += _(" and {counts} per signature").format(counts=by_signature or _("nothing"))
     return said, rules
 
 
