@@ -225,7 +225,8 @@ def test_inside_a_labkit_repository_only_my_workbook_records(tmp_path: Path, mon
     monkeypatch.chdir(repo / "notebooks")
     assert labkit.compare("x", 1, 1).right
     assert not list(repo.rglob(f"{PROGRESS_FILE}*"))
-    assert "only my-workbook/ and my-workbook-fr/ record" in progress().note
+    assert "kept only in your own copy (my-workbook/ or my-workbook-fr/)" in progress().note
+    assert "<table" not in progress()._repr_html_()  # a note, never an empty table
     # this repository itself: its notebooks, its learner edition and its root never record
     for folder in ("", "notebooks", "workbook", "tests"):
         assert progress_path(ROOT / folder) is None

@@ -818,7 +818,8 @@ def _count_notes(outcome: RunOutcome) -> str:
                 after,
             ).format(n=after)
         )
-    if kinds["refused"] > after:
+    refusals = sum(e.kind.value in ("PermissionDenied", "ToolBudget", "RepeatedCall") for e in outcome.events)
+    if kinds["refused"] > after or refusals:  # a runtime with no loop has no transcript: its refusals are events
         notes.append(_("a refused call records none"))
     return f" ({'; '.join(notes)})" if notes else ""
 

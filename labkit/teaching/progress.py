@@ -538,6 +538,9 @@ class Progress:
                 "</tr>"
             )
         note = f"<p><i>{html.escape(self.note)}</i></p>" if self.note else ""
+        if not rows:  # no chapter to show: the note (or "nothing recorded yet") alone, no empty table
+            empty = _("nothing recorded yet: run a chapter's check cells")
+            return note or f"<p><i>{html.escape(empty)}</i></p>"
         head = "".join(
             f"<th>{title}</th>" for title in (_("chapter"), _("done"), _("right first time"), _("return to"))
         )
@@ -575,7 +578,10 @@ def progress(directory: str | os.PathLike[str] | None = None) -> Progress:
         why = (
             _("recording is off ({setting})").format(setting=f"{ENV}={setting}")
             if setting in _OFF and setting
-            else _("nothing is recorded here: in the labkit repository, only my-workbook/ and my-workbook-fr/ record")
+            else _(
+                "nothing is recorded here: in the labkit repository, your progress is kept only in your own copy"
+                " (my-workbook/ or my-workbook-fr/)"
+            )
         )
         return Progress(None, (), why)
     data, note = _read(path)
