@@ -126,7 +126,7 @@ def count_form(value: Any) -> int | Unreadable:
     elif count is not None:
         problem = _("a count is a whole number of ToolCall events; {value!r} is below zero")
     else:
-        problem = _("a count is a whole number of ToolCall events, such as 2; {value!r} is not one")
+        problem = _("a count is a whole number of ToolCall events, written in digits such as 2, not {value!r}")
     return Unreadable(value, problem.format(value=value))
 
 
