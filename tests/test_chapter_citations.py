@@ -202,7 +202,7 @@ def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatc
 
 TOPICS: tuple[tuple[str, str, str], ...] = (
     # (topic, what a message says of it, what the teaching chapter's prose says first)
-    ("provider cancel", r"provider cancelling its own request", r"^## A cancellation from below the loop"),
+    ("provider cancel", r"provider cancelling its own request", r"^## One exception, two causes"),
     ("runtimes", r"plain function|question the host's code asked", r"^## One job, four runtimes"),
     (
         "tool budget",
