@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -76,6 +77,8 @@ def same_answer(draw, answer: object) -> object:
         before, after = draw(st.sampled_from(["", " ", "\t"])), draw(st.sampled_from(["", " ", "\n"]))
         case = draw(st.sampled_from([str, str.lower, str.upper, str.swapcase]))
         quote = draw(st.sampled_from(["", "", "'", '"'])) if members else ""  # the quotes typed inside the text
+        if members and draw(st.booleans()):  # "Permission Denied", "tool_budget": a name's words apart
+            answer = re.sub(r"(?<=[a-z])(?=[A-Z])", draw(st.sampled_from([" ", "_"])), answer)
         return before + quote + case(answer) + quote + after
     if isinstance(answer, (list, tuple)):
         if answer and all(type(item) is int for item in answer) and draw(st.booleans()):
@@ -203,9 +206,11 @@ def test_a_learners_none_is_no_guess_yet_never_a_check_left_out(field):
 
 def test_a_status_name_that_is_no_status_even_loosely_is_a_verdict_saying_so():
     run = runs()["repeat/harness"]
-    for bad in ("Repeated Call", "RepeatedCalls", "repeated_call", 3):
+    for bad in ("RepeatedCalls", "Repeat", "Repeated-Call", 3):
         result = labkit.check(run, status=bad)
         assert not result.right and f"think: {bad!r} is not a status" in str(result)
+    for spaced in ("Repeated Call", "repeated_call"):  # a name's words apart: the name, as compare reads it
+        assert labkit.check(run, status=spaced).right
 
 
 # -- check_hosts ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +153,33 @@ def test_a_value_and_its_answer_that_differ_never_print_alike(guess):
         said, was = re.match(r"v\s+you said (.*?)\s+it was (.*?)\s+(?:right|not this time)$", line).groups()
         if type(guess) is not type(actual) or guess != actual:
             assert said != was, line
+
+
+# -- a call no rule judged is said so, and only then -------------------------------------------------------
+
+
+def _stamp(state: list, ticket: int) -> str:
+    state.append(ticket)
+    return "stamped"
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (labkit.Call("stamp", {"ticket": "x"}), "its arguments did not bind"),
+        (labkit.Call("stmp", {"ticket": 42}), "it named a tool the agent does not have"),
+        (labkit.Call("stamp", {"ticket": 42}), None),
+    ],
+)
+def test_a_design_whose_call_reached_no_guard_is_told_so(call, said):
+    scenario = labkit.scenario(
+        "stamp",
+        tools=[labkit.Tool("stamp", "ticket.stamp", _stamp)],
+        script=[call, "Done."],
+        capabilities={"ticket.stamp"},
+        done=lambda stamped: bool(stamped),
+        state=list,
+    )
+    text = labkit.check(labkit.run(scenario), status="PermissionDenied", goal=True)._text()
+    unguarded = [line for line in text.splitlines() if "never reached the guard" in line]
+    assert (said in unguarded[0]) if said else unguarded == [], text

@@ -140,14 +140,14 @@ def unquoted(text: str) -> str:
 
 
 def status_form(value: Any) -> str | Unreadable:
-    """A guessed status as the status it names, read loosely (case, spaces and one pair of quotes around it,
-    as :func:`~labkit.teaching.reasons.same` reads a name), or :class:`Unreadable`."""
+    """A guessed status as the status it names, read loosely (case, spaces or underscores around or inside it,
+    one pair of quotes around it: as :func:`~labkit.teaching.reasons.same` reads a name), or :class:`Unreadable`."""
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, str):
-        text = unquoted(value)
+        text = re.sub(r"[\s_]", "", unquoted(value)).casefold()  # "Permission Denied" names PermissionDenied
         for status in RunStatus:
-            if text.casefold() == status.value.casefold():
+            if text == status.value.casefold():
                 return status.value
     return Unreadable(
         value,

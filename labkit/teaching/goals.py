@@ -80,6 +80,25 @@ def _let_through(outcome: RunOutcome, decided: str | None, rule_name: str | None
     ).format(limit=limit, value=f"{value:g}" if isinstance(value, float) else value, n=admitted, rule=rule_name)
 
 
+_UNGUARDED = {
+    "unbound": N_(
+        "a call of the model never reached the guard: its arguments did not bind to the tool's parameters"
+        " (its result in the transcript says why), so no rule judged it"
+    ),
+    "unknown tool": N_("a call of the model never reached the guard: it named a tool the agent does not have"),
+}
+"""What the run shows of a call that no rule judged (read by the loop's own ``result_kind``)."""
+
+
+def _unguarded(outcome: RunOutcome) -> list[str]:
+    """One line per way a call of this run reached no guard: arguments that did not bind, an unknown tool."""
+    from ..loops.agents import result_kind
+    from ..transports.chat import Role
+
+    kinds = {result_kind(m.text) for m in outcome.transcript if m.role is Role.TOOL}
+    return [_(line) for kind, line in _UNGUARDED.items() if kind in kinds]
+
+
 def design_feedback(outcome: RunOutcome, aimed: str | None, count: int | None) -> list[str]:
     """The lines (without ``think:``) after a design missed its ending ``aimed`` (a status) or its ToolCall
     ``count``: what the run shows the design let through, and what the ending needs; ``[]`` when it reached both.
@@ -99,6 +118,7 @@ def design_feedback(outcome: RunOutcome, aimed: str | None, count: int | None) -
         first, *rest = explanation.lines(also=1, must=aimed)
         lines.append(_("your design ended {status}; {cause}").format(status=outcome.status.value, cause=first))
         lines.extend(rest)
+        lines.extend(_unguarded(outcome))
         lines.append(_(_NEEDS[aimed]) if aimed in _NEEDS else aimed or "")
         return lines
     assert count is not None
