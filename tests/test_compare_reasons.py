@@ -490,5 +490,5 @@ def test_chapter_8_s_meanings_of_the_bodies_are_true_whatever_the_limits(tool_ca
     one = NAMED_MEANINGS["bodies, one signature"]
     assert "or the tool budget when it is the smaller" in one and same_id == min(threads, tool_calls, repetitions)
     own = NAMED_MEANINGS["bodies, own signatures"]
-    assert "while `repetitions` is at least 1" in own
+    assert "while repetitions is at least 1" in own
     assert own_ids == (min(threads, tool_calls) if repetitions >= 1 else 0)

@@ -535,6 +535,9 @@ def test_every_think_line_after_a_changed_event_is_true_of_the_run(data):
             assert m[3].split(", ") == [str(c) for k, n, c in was if (k, n) == (m[1], m[2])], line
         elif m := re.fullmatch(r"think: the run recorded no (\w+) event for (\S+)", line):
             assert (m[1], m[2]) not in recorded, line
+        elif m := re.fullmatch(r"think: the run records nothing after its stop, (\w+) (\S+) (-?\d+): .+", line):
+            stop = (m[1], m[2], int(m[3]))
+            assert was[-1] == stop and stop in said[:-1], line
         elif line.startswith("think: the run recorded every event you listed"):
             assert said != was and sorted(said) == sorted(was), line
         else:

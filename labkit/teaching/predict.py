@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..core.errors import InputError, UnknownScenarioError
-from ..core.events import ControlEvent
+from ..core.events import ControlEvent, StopReason
 from ..core.limits import Limits
 from ..loops.outcome import RunOutcome
 from ..loops.scenarios import ALL_CAPABILITIES, Scenario
@@ -189,6 +189,13 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
     lines.extend(_recorded_lines(renamed[:1], unrecorded[:1], was))
     if said != was and sorted(said) == sorted(was):
         lines.append(_("think: the run recorded every event you listed, each as often, but in another order"))
+    stop = was[-1] if was and was[-1][0] in StopReason._value2member_map_ else None
+    if stop is not None and stop in said[:-1]:  # events guessed after the stop the run ended on
+        lines.append(
+            _("think: the run records nothing after its stop, {event}: the first stop wins").format(
+                event=_event_text(stop)
+            )
+        )
     return lines
 
 

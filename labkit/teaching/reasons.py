@@ -113,12 +113,12 @@ NAMED_MEANINGS: dict[str, str] = {
     "preemptions": N_("the fewest preemptions (switches while the running thread could go on) that break the guard"),
     "bodies under max_turns": N_("max_turns bounds model calls only: every body of every turn runs"),
     "bodies, one signature": N_(
-        "the bodies that ran: identical calls share one signature, so the per-signature limit (`repetitions`)"
-        " caps them, or the tool budget when it is the smaller of the two"
+        "identical calls share one signature, so the per-signature limit (repetitions) caps the bodies that"
+        " run, or the tool budget when it is the smaller of the two"
     ),
     "bodies, own signatures": N_(
-        "the bodies that ran: calls that each have a signature of their own are capped by the tool budget"
-        " alone, while `repetitions` is at least 1"
+        "calls that each have a signature of their own run bodies up to the tool budget alone, while"
+        " repetitions is at least 1"
     ),
     "caller wins": N_(
         "the caller gets its cancellation back (CancelledError), even when a rule stopped the run at the same"
