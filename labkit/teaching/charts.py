@@ -364,7 +364,7 @@ def _stop_label(kind: str, name: str, count: int, outcome: RunOutcome) -> str:
         )
     if kind == StopReason.PROVIDER_UNAVAILABLE:
         return _("provider failed")
-    return _("deadline passed: {elapsed} s elapsed of {deadline} s").format(
+    return _("deadline passed: {elapsed} of {deadline} seconds elapsed").format(
         elapsed=decimal(outcome.usage.elapsed_s, ".2f"), deadline=decimal(limits.deadline_s)
     )
 
