@@ -43,6 +43,11 @@ start, up to the predict cell; the predict cell itself is not part of it
   and the same values; or an earlier folded answer (a ``<details>`` answer
   with the question before it, this chapter or an earlier one) already gives
   every one of its values and shares 3 content words with its reason;
+* **shown before its check**: a code cell between the predict cell and its
+  check cell shows something (it has an output in ``notebooks/``): the run's
+  table, chart or outcome would be on screen, under Run All, before the
+  verdict. Run the case quietly, check, then show its tables and charts;
+  what the learner needs to make the guess goes before the predict cell;
 * **counts in comments**: it predicts a number of model calls and a comment
   in its setup code numbers the script's steps by model call (``# model call
   3``) up to a count it predicts.
@@ -359,6 +364,20 @@ def _lookups(item: Prediction, cells: list[nbformat.NotebookNode], index: int, g
     return problems
 
 
+def _shown_before_check(cells: list[nbformat.NotebookNode], index: int) -> list[str]:
+    """The code cells between the predict cell at ``index`` and its check that show an output."""
+    shown = []
+    for later in range(index + 1, len(cells)):
+        cell = cells[later]
+        if _is_check(cell) or _is_predict(cell):
+            break
+        if cell.cell_type == "code" and cell.get("outputs"):
+            shown.append(cell.get("id", str(later)))
+    if not shown:
+        return []
+    return [f"shows the run before its check (cell {', '.join(shown)}): check first, then show the tables"]
+
+
 def hint(cell: nbformat.NotebookNode) -> str:
     """The predict cell's hint, shown when the guess is wrong or asked for (``""`` without one)."""
     return str(cell.metadata.get("labkit", {}).get("hint", ""))
@@ -464,6 +483,7 @@ def predictions(root: Path, names: tuple[str, ...]) -> list[Prediction]:
             item.problems += _lookups(item, cells, index, goals)
             item.problems += _hint_lookups(item, hint(cell))
             item.problems += _numbered_model_calls(item, code, cell.source)
+            item.problems += _shown_before_check(cells, index)
             calls = [call for source in code for call in _run_calls_with_a_name(source, names)]
             if calls:
                 item.problems.append(f"runs a scenario by name before the prediction: {', '.join(calls)}")

@@ -6,6 +6,7 @@ script on this checkout's chapters (and checks docs/predictions.md is current).
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 from pathlib import Path
@@ -359,3 +360,25 @@ def test_a_chapter_s_hint_that_gives_the_answer_is_reported(tmp_path):
     chapter(tmp_path, "01_one.ipynb", [code('steps = ["x"]'), cell, check()])
     done = listing(tmp_path)
     assert done.returncode == 1 and "looks up: its hint gives its reason (already, attempt, signature)" in done.stdout
+
+
+@pytest.mark.parametrize("shown", [0, 1, 2])
+def test_a_cell_that_shows_the_run_between_the_guess_and_the_check_breaks_the_rule(tmp_path, shown):
+    # under Run All, what a cell shows after the guess and before the check is the answer, read first
+    table = code("events_frame(outcome)")
+    table.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "kind name count"})]
+    chart = code("counters_chart(outcome)")
+    chart.outputs = [nbformat.v4.new_output("display_data", {"text/plain": "<Figure>"})]
+    steps = code('steps = [labkit.Call("read_ticket", {"input": 42}), "Review finished."]')
+    quiet = code("outcome = labkit.run(labkit.prepare(labkit.Scenario('s', 'd', steps)))")
+    shows = [copy.deepcopy(cell) for cell in (table, chart)][:shown]
+    chapter(tmp_path, "01_one.ipynb", [steps, predict(), quiet, *shows, check(), table, chart])
+    done = listing(tmp_path)
+    broken = [line for line in done.stdout.splitlines() if "shows the run before its check" in line]
+    if shown:
+        ids = ", ".join(f"c{5 + k}" for k in range(shown))
+        rule = f"shows the run before its check (cell {ids}): check first, then show the tables"
+        assert broken == [f"    BREAKS THE RULE: {rule}"]
+        assert done.returncode == 1
+    else:  # a quiet run between them, and the tables after the check: nothing on screen before the verdict
+        assert broken == [] and done.returncode == 0, done.stdout
