@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
 import json
 import subprocess
 import sys
@@ -12,6 +14,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import labkit
 from labkit import Call, Reply, Tool, UserError
@@ -465,3 +469,82 @@ def test_the_host_condition_is_named_from_the_done_function_never_as_a_lambda(do
     adder = labkit.load_scenario(f"{ADDER_FILE}:ADDER")
     declared = labkit.scenario("named", tools=adder.tools, script=["Done."], done=done, state=adder.state)
     assert declared.condition == words and "<lambda>" not in declared.condition
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.total = 0
+
+
+class _SubCounter(_Counter):
+    pass
+
+
+def _made_counter() -> _Counter:
+    return _Counter()
+
+
+def _made_sub() -> _SubCounter:
+    return _SubCounter()
+
+
+def _made_unsaid():  # type: ignore[no-untyped-def]  # no return annotation: its class is not known before a run
+    return _Counter()
+
+
+_FIRST_ANNOTATIONS: list[Any] = [
+    None,
+    int,
+    str,
+    float,
+    bool,
+    list,
+    dict,
+    object,
+    Any,
+    _Counter,
+    _SubCounter,
+    SimpleNamespace,
+]
+_STATES: list[Any] = [_Counter, _SubCounter, SimpleNamespace, dict, _made_counter, _made_sub, _made_unsaid]
+
+
+def _body_with_first(annotation: Any) -> Any:
+    """``def add(x: <annotation>, y: int) -> int`` (``x`` unannotated for ``None``)."""
+
+    def add(x, y: int) -> int:  # type: ignore[no-untyped-def]
+        return y
+
+    if annotation is not None:
+        add.__annotations__["x"] = annotation
+    return add
+
+
+@given(first=st.sampled_from(_FIRST_ANNOTATIONS), state=st.sampled_from(_STATES))
+def test_a_first_parameter_that_cannot_hold_the_state_is_refused_when_declared(first: Any, state: Any) -> None:
+    """The first parameter receives the host state: an annotation the state is not an instance of (``def add(x: int)``)
+    is refused, naming the fix; anything the state is, or cannot be told before a run, is accepted."""
+    body = _body_with_first(first)
+    declare = functools.partial(
+        labkit.scenario,
+        "adder",
+        tools=[Tool("add", "math.add", body)],
+        script=[Reply("Adding.", [Call("add", {"y": 2})]), "Done."],
+        done=lambda state: True,
+        state=state,
+    )
+    instance = state()
+    known = inspect.isclass(state) or "return" in getattr(state, "__annotations__", {})
+    checkable = inspect.isclass(first) and first not in (object, Any)
+    if checkable and known and not isinstance(instance, first):
+        with pytest.raises(labkit.ToolDefinitionError) as raised:
+            declare()
+        message = str(raised.value)
+        assert f"receives the host state (a {type(instance).__name__})" in message
+        fix = message.rsplit("declare ", 1)[1]
+        header = ast.parse(fix + ": pass").body[0]
+        assert isinstance(header, ast.FunctionDef)
+        assert [a.arg for a in header.args.args] == ["state", "x", "y"]
+    else:
+        outcome = labkit.run(declare())
+        assert outcome.status == "Completed" and outcome.count("ToolCall") == 1

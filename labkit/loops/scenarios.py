@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, MethodType, ModuleType, SimpleNamespace
-from typing import Any, cast
+from typing import Any, cast, get_type_hints
 
 from ..core.binding import Shape, _body_shape
-from ..core.errors import UnknownScenarioError, UserError
+from ..core.errors import ToolDefinitionError, UnknownScenarioError, UserError
 from ..core.limits import Limits, _limits
 from ..core.scope import ExecutionScope, GuardedTool
 from ..transports.chat import ChatRequest
@@ -199,6 +199,8 @@ class Scenario:
         for what in ("state", "done"):
             if not callable(getattr(self, what)):
                 raise UserError(f"scenario {self.name!r}: {what} must be callable")
+        for tool in tools:
+            _check_state_parameter(self.name, tool, self.state)
 
     def transport(self) -> ScriptedTransport:
         """A fresh scripted transport for one run."""
@@ -212,6 +214,49 @@ class Scenario:
     def is_complete(self, state: object) -> bool:
         """The completion condition on ``state`` (read after the loop ends)."""
         return bool(self.done(state))
+
+
+def _state_class(state: Callable[[], Any]) -> type | None:
+    """The class of the host state ``state()`` makes: ``state`` itself when it is a class, else its return
+    annotation when that is a class; ``None`` when it cannot be known without calling it."""
+    if inspect.isclass(state):
+        return state
+    try:
+        made = get_type_hints(state).get("return")
+    except Exception:  # a factory whose annotations cannot be read: nothing to compare
+        return None
+    return made if inspect.isclass(made) else None
+
+
+def _check_state_parameter(scenario: str, tool: Tool, state: Callable[[], Any]) -> None:
+    """Refuse a body whose first parameter is annotated with a class the host state is not.
+
+    The first parameter receives the state (:class:`Tool`); ``def add(x: int)`` would take the state as
+    ``x`` and leave the tool with no argument, so every call the model makes would be refused for an
+    argument it was right to send. Only a plain class on both sides is compared; an unannotated first
+    parameter, ``Any``, a generic or a protocol is left alone.
+
+    Raises:
+        ToolDefinitionError: the first parameter's annotation is a class and the state is not one of it.
+    """
+    try:
+        first = next(iter(inspect.signature(tool.body).parameters.values()))
+        hints = get_type_hints(tool.body)
+    except Exception:  # a body whose signature or annotations cannot be read: Tool reports what it must
+        return
+    wanted = hints.get(first.name)
+    made = _state_class(state)
+    if not inspect.isclass(wanted) or wanted in (object, Any) or made is None or getattr(wanted, "_is_protocol", False):
+        return
+    if issubclass(made, wanted):
+        return
+    others = [p for p in inspect.signature(tool.body).parameters.values()][1:]
+    after = "".join(f", {p}" for p in others)
+    raise ToolDefinitionError(
+        f"scenario {scenario!r}: tool {tool.name!r}: the body's first parameter, {first}, receives the "
+        f"host state (a {made.__name__}), not an argument of type {wanted.__name__}; "
+        f"declare def {getattr(tool.body, '__name__', tool.name)}(state, {first}{after})"
+    )
 
 
 _GENERIC_INSTRUCTIONS = "Use the tools you are given to do the task, then answer in one short sentence."
