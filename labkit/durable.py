@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -75,6 +76,14 @@ __all__ = [
 
 class DurableError(LabkitError):
     """A durable operation cannot go on as asked; the message says why."""
+
+
+def _spaced(signature: str) -> str:
+    """A canonical signature with a space after each comma and colon, so a message can wrap between arguments."""
+    return _BETWEEN_ARGUMENTS.sub(lambda m: m.group(1) or m.group(2) + " ", signature)  # strings kept as they are
+
+
+_BETWEEN_ARGUMENTS = re.compile(r'("(?:[^"\\]|\\.)*")|([,:])')
 
 
 class ProposalConflict(DurableError):
@@ -340,8 +349,8 @@ class DecisionStore:
             stored = self._require(op_id)
         if (stored.tool, stored.signature) != (tool, sign):
             raise ProposalConflict(
-                f"operation {op_id!r} already proposes {stored.tool}({stored.signature}); "
-                f"a proposal is immutable, so {tool}({sign}) needs a new operation id"
+                f"operation {op_id!r} already proposes {stored.tool}({_spaced(stored.signature)}); "
+                f"a proposal is immutable, so {tool}({_spaced(sign)}) needs a new operation id"
             )
         return stored, inserted
 

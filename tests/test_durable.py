@@ -12,7 +12,9 @@ PostgreSQL here, the second run is skipped and says why.
 
 import contextlib
 import itertools
+import json
 import os
+import re
 import selectors
 import signal
 import sqlite3
@@ -23,9 +25,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from postgres_server import fresh_database, running_postgres, unavailable
 
-from labkit import ConfigurationError, ExecutionScope, Limits, MissingExtraError, RunHalted
+from labkit import ConfigurationError, ExecutionScope, Limits, MissingExtraError, RunHalted, durable
+from labkit.core.arguments import _json_shaped
+from labkit.core.signature import canonical
 from labkit.durable import (
     DecisionConflict,
     DecisionStore,
@@ -491,3 +497,28 @@ def test_settle_together_is_chapter_nines_race(where):
     assert {s.state for s in settled} == {OperationState.APPLIED}
     with pytest.raises(ZeroDivisionError):
         settle_together(where, "op-2", "post_comment", ARGS, lambda t, a: 1 / 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.dictionaries(st.text(max_size=6), st.one_of(st.integers(), st.text(max_size=8), st.booleans()), max_size=3)
+)
+def test_a_conflict_names_both_proposals_with_spaces_between_arguments_and_strings_untouched(
+    tmp_path_factory: pytest.TempPathFactory, first: dict[str, object]
+) -> None:
+    """Between arguments the message has spaces, so a notebook can wrap it; every string inside is the
+    canonical signature's, character for character (a ", " inside a text is not changed)."""
+    second = {**first, "extra, key: x": 1}
+    with DecisionStore(tmp_path_factory.mktemp("conflict") / "store.sqlite") as store:
+        store.propose("op", "post", first)
+        with pytest.raises(ProposalConflict) as raised:
+            store.propose("op", "post", second)
+    message = str(raised.value)
+    for arguments in (first, second):
+        exact = canonical(_json_shaped(arguments))
+        shown = durable._spaced(exact)
+        assert f"post({shown})" in message
+        assert json.loads(shown) == json.loads(exact)
+        tokens = [t for t in re.split(r'("(?:[^"\\]|\\.)*")', shown)]
+        assert "".join(t if t.startswith('"') else t.replace(", ", ",").replace(": ", ":") for t in tokens) == exact
+        assert "," not in "".join(t for t in tokens if not t.startswith('"')).replace(", ", "")
