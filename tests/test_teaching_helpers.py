@@ -49,6 +49,13 @@ def test_canonical_frame_follows_the_signature_rules():
         canonical_frame({"broken": ("{", "1")})
 
 
+def test_canonical_frame_can_leave_the_comparison_to_the_reader():
+    pairs = {"number": ('{"input": 42}', '{"input": 4.2e1}'), "case": ('"Login"', '"login"')}
+    shown, hidden = canonical_frame(pairs), canonical_frame(pairs, show_same=False)
+    assert list(hidden.columns) == [column for column in shown.columns if column != "same"]
+    assert hidden.equals(shown.drop(columns="same"))
+
+
 def test_operations_frame_lists_each_operation_once_with_its_state(tmp_path):
     comment = {"ticket": 42, "text": "Reproduced."}
     with DecisionStore(tmp_path / "decisions.sqlite") as store:

@@ -266,17 +266,19 @@ def statuses_frame() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["status", _("text"), _("exit code")]).set_index("status")
 
 
-def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+def canonical_frame(pairs: Mapping[str, tuple[str, str]], *, show_same: bool = True) -> pd.DataFrame:
     """Pairs of JSON texts with their canonical forms: would the guard count them as one call? (chapter 5)
 
     Args:
         pairs: ``{label: (left_json, right_json)}``, each side a JSON text as a
             model would send it, e.g. ``{"42 vs 42.0": ('{"input": 42}', '{"input": 42.0}')}``.
+        show_same: ``False`` leaves out the ``same`` column, so that the reader compares
+            the canonical texts (chapter 5 shows its table before a prediction).
 
     Returns:
         One row per label with columns ``left``, ``right``, ``canonical left``,
-        ``canonical right`` and ``same`` (equal canonical texts, hence one signature
-        for one tool).
+        ``canonical right`` and, unless ``show_same`` is ``False``, ``same`` (equal
+        canonical texts, hence one signature for one tool).
 
     Raises:
         InputError: ``pairs`` is not a mapping of two JSON texts each, a side is
@@ -310,8 +312,10 @@ def canonical_frame(pairs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
         rows.append((label, left, right, texts[0], texts[1], texts[0] == texts[1]))
     pair_ = _("pair")
     left, right = pgettext("a table's column", "left"), pgettext("a table's column", "right")  # not a verdict
-    columns = [pair_, left, right, _("canonical left"), _("canonical right"), _("same")]
-    return WholeText(pd.DataFrame(rows, columns=columns).set_index(pair_))
+    same = _("same")
+    columns = [pair_, left, right, _("canonical left"), _("canonical right"), same]
+    frame = pd.DataFrame(rows, columns=columns).set_index(pair_)
+    return WholeText(frame if show_same else frame.drop(columns=same))
 
 
 OPERATION_COLUMNS = ["op_id", "tool", "state", "reason", "result"]
