@@ -43,10 +43,17 @@ def test_show_all_prints_the_whole_console_output(capsys):
     assert "agent: harness" in shown and "limits:" in shown and "status: Completed (exit 0)" in shown
 
 
+@pytest.mark.parametrize("command", ["run complete --tool-calls 1", "run complete --model-calls 1.5"])
+def test_show_none_prints_nothing_and_returns_the_same_exit_code(capsys, command):
+    code = console(command, show="none")
+    assert capsys.readouterr().out == ""
+    assert code == main(command.split())
+
+
 @pytest.mark.parametrize(
     ("command", "show", "words"),
     [
-        ("run complete", "some", "show must be one of 'status', 'all'"),
+        ("run complete", "some", "show must be one of 'status', 'all', 'none'"),
         (42, "status", "command must be the words after `labkit`"),
         (["run", 42], "status", "command must be the words after `labkit`"),
     ],

@@ -19,7 +19,7 @@ from ..core.errors import InputError
 
 __all__ = ["console"]
 
-_SHOW = ("status", "all")
+_SHOW = ("status", "all", "none")
 
 
 def console(command: str | Sequence[str], *, show: str = "status") -> int:
@@ -30,7 +30,9 @@ def console(command: str | Sequence[str], *, show: str = "status") -> int:
             or the same as one string (split as a shell would, :func:`shlex.split`).
         show: ``"status"`` (default) prints ``$ labkit ...`` and the console's ``status:``
             line; when there is none (a usage mistake, exit 64) every line it printed,
-            usually one. ``"all"`` prints everything the console printed.
+            usually one. ``"all"`` prints everything the console printed. ``"none"`` prints
+            nothing: a cell that runs commands before the learner's guess is checked (chapter 7)
+            keeps their transcript off the screen until the check.
 
     Returns:
         The exit code a shell would read (``echo $?``): 0, 2, 64, 76, 78 or 130
@@ -38,7 +40,7 @@ def console(command: str | Sequence[str], *, show: str = "status") -> int:
 
     Raises:
         InputError: ``command`` is not a string or a list of strings, or ``show``
-            is not ``"status"`` or ``"all"``.
+            is not ``"status"``, ``"all"`` or ``"none"``.
     """
     if show not in _SHOW:
         raise InputError(f"show must be one of {', '.join(map(repr, _SHOW))}, not {show!r}")
@@ -53,6 +55,8 @@ def console(command: str | Sequence[str], *, show: str = "status") -> int:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
         code = main(words)
+    if show == "none":
+        return code
     lines = printed.getvalue().rstrip("\n").splitlines()
     if show == "status":
         lines = [line for line in lines if line.startswith("status:")] or [line for line in lines if line.strip()]
