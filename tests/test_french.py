@@ -119,7 +119,8 @@ def _edit(path: Path, cell_id: str, change) -> str:
 
 def test_an_english_edit_without_its_translation_is_named_and_shown_as_stale(copy_root: Path):
     chapter = copy_root / "notebooks" / "01_a_loop_needs_an_owner.ipynb"
-    english = _edit(chapter, "93cd557b", lambda s: s.replace("Two model calls of 6", "Two model calls out of 6"))
+    english = _edit(chapter, "93cd557b", lambda s: s.replace("each counter next to", "each counter beside"))
+    assert "each counter beside" in english, "the edit must change the cell's English"
 
     found = run("stale", root=copy_root)
     assert found.returncode == 1

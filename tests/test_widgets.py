@@ -76,6 +76,22 @@ def test_changing_the_scenario_resets_the_sliders():
     assert panel.limits.deadline_s == 1.0 and panel.limits.model_calls == Limits().model_calls
 
 
+def test_the_panel_can_start_at_a_chapters_limits():
+    chapter = Limits()  # the chapter's limits: 120 s, more than the slider's usual 5 s
+    panel = explorer("complete", limits=chapter)
+    assert panel.limits == chapter, "shown, and run, as given: not cut to 5 s"
+    assert panel.sliders["deadline_s"].max == chapter.deadline_s
+    assert f"deadline_s={chapter.deadline_s:g}" in repr(panel)
+    tight = Limits(model_calls=2, tool_calls=1, deadline_s=0.5)
+    short = explorer("repeat", limits=tight)
+    assert short.limits == tight and short.sliders["deadline_s"].max == 5.0
+    assert short.run().limits == tight
+    short.scenario.value = "budget"  # another scenario: its own limits, as without the argument
+    assert short.limits == SCENARIOS["budget"].limits.with_(deadline_s=5.0)
+    with pytest.raises(UserError, match="limits must be a labkit.Limits"):
+        explorer("repeat", limits={"model_calls": 2})
+
+
 @pytest.mark.parametrize("agent", ["harness", "simple"])
 @pytest.mark.parametrize("name", list(SCENARIO_TABLE))
 def test_run_gives_the_spec_outcome_and_shows_it(name, agent):

@@ -74,15 +74,22 @@ def _check_agent(agent: str) -> AgentKind:
     return agent
 
 
-def _limit_sliders() -> dict[str, w.IntSlider | w.FloatSlider]:
-    """The four limit sliders by :class:`Limits` field name (the ranges of :class:`Limits`, kept small for a lesson)."""
+def _limit_sliders(deadline_max: float = 5.0) -> dict[str, w.IntSlider | w.FloatSlider]:
+    """The four limit sliders by :class:`Limits` field name (the ranges of :class:`Limits`, kept small for a
+    lesson; the deadline's up to ``deadline_max`` seconds)."""
     return {
         "model_calls": w.IntSlider(min=0, max=10, description=_("model calls"), style=_STYLE, layout=_WIDE),
         "tool_calls": w.IntSlider(min=0, max=10, description=_("tool attempts"), style=_STYLE, layout=_WIDE),
         "repetitions": w.IntSlider(min=0, max=5, description=_("attempts per signature"), style=_STYLE, layout=_WIDE),
         # A short maximum: the deadline scenario waits for its deadline, and the kernel waits with it.
         "deadline_s": w.FloatSlider(
-            min=0.1, max=5.0, step=0.1, readout_format=".1f", description=_("deadline (s)"), style=_STYLE, layout=_WIDE
+            min=0.1,
+            max=deadline_max,
+            step=0.1,
+            readout_format=".1f",
+            description=_("deadline (s)"),
+            style=_STYLE,
+            layout=_WIDE,
         ),
     }
 
@@ -123,9 +130,11 @@ class Explorer(w.VBox):
         agent: the agent ``ToggleButtons`` (``"harness"`` or ``"simple"``); a name can be assigned too.
         sliders: the limit sliders by :class:`~labkit.Limits` field name:
             ``model_calls``, ``tool_calls``, ``repetitions`` (``IntSlider``),
-            ``deadline_s`` (``FloatSlider``, seconds). They are reset to a
+            ``deadline_s`` (``FloatSlider``, seconds). They start at the
+            ``limits`` given, else at the scenario's own, and are reset to a
             scenario's own limits when the scenario changes; a deadline above
-            the slider's 5 s maximum shows (and runs) as 5 s.
+            the slider's maximum (5 s, or the given limits' deadline if that is
+            longer) shows (and runs) as that maximum.
         run_button: the Run ``Button``.
         status_line: the ``HTML`` status line; its markup is :attr:`status_html`.
         events_output, chart_output: the ``Output`` widgets holding the events
@@ -133,8 +142,12 @@ class Explorer(w.VBox):
         outcome: the last :class:`~labkit.RunOutcome`, or ``None`` before the first run.
     """
 
-    def __init__(self, scenario: str | Scenario = "repeat", agent: str = "harness") -> None:
+    def __init__(
+        self, scenario: str | Scenario = "repeat", agent: str = "harness", limits: Limits | None = None
+    ) -> None:
         chosen = get_scenario(scenario)
+        if limits is not None and not isinstance(limits, Limits):
+            raise UserError(f"limits must be a labkit.Limits or None, not {type(limits).__name__}")
         # the seed scenarios, and a declared one (labkit.scenario) by its name, first
         self._choices: dict[str, Scenario] = dict(SCENARIOS)
         if self._choices.get(chosen.name) is not chosen:
@@ -144,14 +157,15 @@ class Explorer(w.VBox):
         )
         self._summary = w.HTML(layout=w.Layout(margin="0 0 0 13.5em"))
         self._agent = w.ToggleButtons(options=list(AGENTS), value=_check_agent(agent))
-        self.sliders = _limit_sliders()
+        # A chapter's own limits (e.g. the default 120 s) start the panel as they are, not cut to 5 s.
+        self.sliders = _limit_sliders(max(5.0, limits.deadline_s) if limits is not None else 5.0)
         self.run_button = w.Button(description=_("Run"), button_style="primary", icon="play")
         self.status_line = w.HTML(_("Not run yet: choose the limits, then press <b>Run</b>."))
         self.events_output = w.Output()
         self.chart_output = w.Output()
         self.outcome: RunOutcome | None = None
 
-        self._show_scenario(chosen)
+        self._show_scenario(chosen, limits)
         self._scenario.observe(lambda change: self._show_scenario(self._choices[change["new"]]), names="value")
         self.run_button.on_click(lambda _button: self.run())
         super().__init__(
@@ -205,10 +219,11 @@ class Explorer(w.VBox):
         """The status line's HTML: status, exit code, ToolCall/ModelCall counts, text or "withheld"."""
         return self.status_line.value
 
-    def _show_scenario(self, scenario: Scenario) -> None:
+    def _show_scenario(self, scenario: Scenario, limits: Limits | None = None) -> None:
         self._summary.value = f"<i>{html.escape(scenario_summary(scenario))}</i>"
+        shown = limits if limits is not None else scenario.limits
         for field, slider in self.sliders.items():
-            slider.value = min(max(getattr(scenario.limits, field), slider.min), slider.max)
+            slider.value = min(max(getattr(shown, field), slider.min), slider.max)
 
     # -- running ------------------------------------------------------------------------------
 
@@ -247,7 +262,7 @@ class Explorer(w.VBox):
         return f"Explorer(scenario={self._scenario.value!r}, agent={self._agent.value!r}, limits={self.limits})"
 
 
-def explorer(scenario: str | Scenario = "repeat", agent: str = "harness") -> Explorer:
+def explorer(scenario: str | Scenario = "repeat", agent: str = "harness", limits: Limits | None = None) -> Explorer:
     """Build the explorer panel for ``scenario`` and ``agent`` (show it as a cell's last line).
 
     Args:
@@ -255,12 +270,16 @@ def explorer(scenario: str | Scenario = "repeat", agent: str = "harness") -> Exp
             :class:`~labkit.Scenario` (e.g. declared with :func:`labkit.scenario`: it is added
             to the dropdown, first).
         agent: ``"harness"`` (default) or ``"simple"``.
+        limits: the limits the sliders start at, e.g. the chapter's (``labkit.Limits()``: 120 s);
+            the deadline slider then reaches their deadline. ``None`` (default): the scenario's
+            own limits, with the deadline cut to the slider's 5 s. Choosing another scenario
+            resets the sliders to its own limits.
 
     Raises:
         UnknownScenarioError: no such scenario, or not a name or a Scenario (the message lists the names).
-        UserError: an unknown agent.
+        UserError: an unknown agent, or ``limits`` that is not a :class:`~labkit.Limits`.
     """
-    return Explorer(scenario, agent)
+    return Explorer(scenario, agent, limits)
 
 
 class Prediction(w.VBox):
