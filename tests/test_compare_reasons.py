@@ -284,10 +284,15 @@ def _value_problems(what: str, said: object, was: object, reasons: list[str], me
         wrong = _wrong_positions(list(said), list(was))
         named = [p for reason in reasons for p in _positions(reason, what)]
         problems = [] if sorted(named) == wrong else [f"positions {named} named, {wrong} are wrong: {reasons}"]
-        if len(said) == len(was) and sorted(map(repr, said)) != sorted(map(repr, was)):
+        one_answer_each = meaning in ("exit code", "status", "signatures")  # an item per command, per call
+        if len(said) == len(was) and (one_answer_each or sorted(map(repr, said)) != sorted(map(repr, was))):
             for reason in reasons:
                 if "another order" in reason:
-                    problems.append("'another order' for lists with other items")
+                    problems.append(
+                        "'another order' for a list of one answer per item"
+                        if one_answer_each
+                        else "'another order' for lists with other items"
+                    )
                 positions = _positions(reason, what)
                 if len(positions) == 1 and "left out" not in reason:
                     i = positions[0] - 1
@@ -492,3 +497,28 @@ def test_chapter_8_s_meanings_of_the_bodies_are_true_whatever_the_limits(tool_ca
     own = NAMED_MEANINGS["bodies, own signatures"]
     assert "while repetitions is at least 1" in own
     assert own_ids == (min(threads, tool_calls) if repetitions >= 1 else 0)
+
+
+@FAST
+@given(st.data())
+def test_two_swapped_answers_of_a_list_of_one_answer_each_are_two_mistakes_never_another_order(data):
+    """Exit codes of five commands, one per command: a guess that swaps two different codes made two mistakes,
+    each told at its place with what both codes mean; a list of what happened in order keeps the order line."""
+    runs = scenario_runs()
+    names = data.draw(st.lists(st.sampled_from(sorted(runs)), min_size=2, max_size=5))
+    answer = [runs[name].exit_code for name in names]
+    if len(set(answer)) < 2:
+        answer.append(64 if answer[0] != 64 else 0)
+    i, j = data.draw(
+        st.sampled_from(
+            [(a, b) for a in range(len(answer)) for b in range(a + 1, len(answer)) if answer[a] != answer[b]]
+        )
+    )
+    guess = list(answer)
+    guess[i], guess[j] = guess[j], guess[i]
+    assert compare_problems("exit codes", guess, answer, meaning="exit code") == [], (guess, answer)
+    reasons = _reasons(shown(labkit.compare("exit codes", guess, answer, meaning="exit code")))
+    assert sorted(p for reason in reasons for p in _positions(reason, "exit codes")) == [i + 1, j + 1], reasons
+    assert all(f"{answer[k]} means" in " ".join(reasons) for k in (i, j)), reasons
+    in_order = _reasons(shown(labkit.compare("outcomes", [str(c) for c in guess], [str(c) for c in answer])))
+    assert len(in_order) == 1 and "another order" in in_order[0], in_order

@@ -561,6 +561,13 @@ def _scalar(said: Any, was: Any, meaning: str | None, runs: object, label: objec
     return line if meant is None else _("{reason}; {meaning}").format(reason=line, meaning=meant)
 
 
+ONE_ANSWER_EACH = frozenset({"exit code", "status", "signatures"})
+"""Meanings whose list holds one answer per item the setup listed (an exit code per command, an outcome per
+call): two wrong items there are two mistakes, each told at its place, never "another order", which would
+name a cause (putting the items in the wrong order) that a swap of two values does not show. A list of what
+happened in order (span outcomes, admitted tools) keeps the order line."""
+
+
 def _positions(indexes: Sequence[int]) -> str:
     return ", ".join(f"[{i + 1}]" for i in indexes)
 
@@ -578,7 +585,7 @@ def _items(
             text = _with_meaning(text, left_out[0], meaning, runs, label)
         return _("think: {what} {where}: {reason}").format(what=what, where=_positions(indexes), reason=text)
 
-    if len(said) == len(was) and Counter(map(repr, said)) == Counter(map(repr, was)):
+    if meaning not in ONE_ANSWER_EACH and len(said) == len(was) and Counter(map(repr, said)) == Counter(map(repr, was)):
         return [line(wrong, _("the same items as the answer in another order: the order is part of it"))]
     if not said:
         text = ngettext(
