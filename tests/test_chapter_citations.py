@@ -78,6 +78,21 @@ def test_no_message_cites_a_chapter_not_reached_as_taught(monkeypatch, language,
         for text in _shown(singular, plural):
             assert not _forward(text, here), (here, language, text)
             assert all(int(n) > here for n in AHEAD.findall(text)), (here, language, text)
+            assert all(int(n) != here for n in TAUGHT.findall(text)), (here, language, text)  # "(this chapter)"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("here", [2, 3, 4, 5, 6, 7])
+def test_a_message_citing_the_chapter_being_run_says_this_chapter(monkeypatch, language, here):
+    """The learner is in the chapter a message cites: it reads "(this chapter)", never its own number."""
+    monkeypatch.setenv(i18n.ENV, language)
+    citing = [(s, p) for s, p in _messages() if any(int(n) == here for n in TAUGHT.findall(f"{s} {p or ''}"))]
+    assert citing, f"no message cites chapter {here}: the test reads nothing"
+    monkeypatch.setenv(i18n.CHAPTER_ENV, str(here))
+    this = "ce chapitre" if language == "fr" else "this chapter"
+    for singular, plural in citing:
+        for text in _shown(singular, plural):
+            assert this in text, (here, language, text)
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -178,6 +178,9 @@ so "you will meet this" would not be true; what the later chapter adds is."""
 
 _AHEAD_OTHER = N_("chapter {n} comes back to this")
 
+_HERE = N_("this chapter")
+"""A citation of the chapter being run: the learner is in it, so it is not sent to it by number."""
+
 
 def ahead(n: int) -> str:
     """What chapter ``n`` adds, as a citation from a chapter before it says it (in the current language)."""
@@ -187,7 +190,8 @@ def ahead(n: int) -> str:
 def cited(text: str, here: int | None = None) -> str:
     """``text`` with each chapter it cites after the chapter being run (``here``, by default :func:`chapter`)
     said as one still ahead, by what it adds: ``"(chapter 5)"`` becomes ``"(chapter 5 shows how a signature
-    is built)"`` in chapter 1; a chapter reached, or an unknown ``here``, leaves the citation as it is."""
+    is built)"`` in chapter 1; the chapter being run is ``"(this chapter)"``; an earlier chapter, or an
+    unknown ``here``, leaves the citation as it is."""
     if "chap" not in text:  # most messages cite no chapter: no need to find the one being run
         return text
     if here is None:
@@ -197,7 +201,9 @@ def cited(text: str, here: int | None = None) -> str:
 
     def one(found: re.Match[str]) -> str:
         n = int(found["n"])
-        return found[0] if n <= here else found["open"] + ahead(n)
+        if n == here:
+            return found["open"] + _catalogue(language()).gettext(_HERE)
+        return found[0] if n < here else found["open"] + ahead(n)
 
     return _CITATION.sub(one, text)
 
