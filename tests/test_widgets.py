@@ -192,6 +192,19 @@ def test_prediction_offers_every_status_after_a_placeholder():
     assert widget.status_choice.value is None
 
 
+def test_prediction_shows_choose_in_both_boxes_until_a_guess_and_again_after_it_is_cleared():
+    """An empty box would look broken: both dropdowns show their "choose…" option (ipywidgets selects no option,
+    and shows nothing, for a value of None alone)."""
+    widget = predict("repeat")
+    for box in (widget.status_choice, widget.tool_calls_choice):
+        assert (box.index, box.label, box.value) == (0, "choose…", None)
+    widget.status_choice, widget.tool_calls_choice = "RepeatedCall", 1
+    assert (widget.status_choice.label, widget.tool_calls_choice.label) == ("RepeatedCall", "1")
+    widget.status_choice, widget.tool_calls_choice = None, None
+    for box in (widget.status_choice, widget.tool_calls_choice):
+        assert (box.index, box.label, box.value) == (0, "choose…", None)
+
+
 def test_prediction_refuses_to_run_without_a_status():
     widget = predict("repeat")
     assert widget.run() is None

@@ -313,13 +313,13 @@ class Prediction(w.VBox):
         shown = limits if limits is not None else self._scenario_obj.limits
         self._status = w.Dropdown(
             options=[(_("choose…"), None), *((s.value, s.value) for s in RunStatus)],  # no status chosen yet
-            value=None,
+            index=0,  # "choose…" shown; value=None would select no option and show an empty box
             description=_("status"),
             style=_STYLE,
         )
         self._tool_calls = w.Dropdown(  # empty at first, like the status: no guess until one is chosen
             options=[(_("choose…"), None), *((str(n), n) for n in range(max(10, shown.tool_calls) + 1))],
-            value=None,
+            index=0,
             description=_("ToolCall events"),
             style=_STYLE,
         )
@@ -354,7 +354,10 @@ class Prediction(w.VBox):
     def status_choice(self, status: str | None) -> None:
         if status is not None and status not in RunStatus._value2member_map_:
             raise UserError(f"{status!r} is not a status; choose one of: {', '.join(RunStatus)}")
-        self._status.value = None if status is None else str(status)
+        if status is None:
+            _choose(self._status)
+        else:
+            self._status.value = str(status)
 
     @property
     def tool_calls_choice(self) -> w.Dropdown:
@@ -363,7 +366,10 @@ class Prediction(w.VBox):
 
     @tool_calls_choice.setter
     def tool_calls_choice(self, count: int | None) -> None:
-        self._tool_calls.value = count
+        if count is None:
+            _choose(self._tool_calls)
+        else:
+            self._tool_calls.value = count
 
     @property
     def progress_label(self) -> str:
@@ -433,6 +439,13 @@ class Prediction(w.VBox):
             f"Prediction(scenario={self._mystery or self._scenario_obj.name!r}, agent={self._agent_name!r},"
             f" status={self._status.value!r}, tool_calls={self._tool_calls.value})"
         )
+
+
+def _choose(box: w.Dropdown) -> None:
+    """Show ``box``'s "choose…" option, whose value is ``None``. ipywidgets takes a value of ``None`` for "no
+    option selected" and empties the box, so the value is cleared first and the option selected after."""
+    box.value = None
+    box.index = 0
 
 
 def predict(scenario: str | Scenario | Mystery, agent: str = "harness", limits: Limits | None = None) -> Prediction:
