@@ -1,5 +1,6 @@
 """Generate the chapter navigation: a previous/contents/next cell at the end of every chapter
-notebook, and the contents page ``notebooks/00_contents.md``.
+notebook, and the contents page ``notebooks/00_contents.md``; every chapter's number goes into its
+``metadata["labkit"]["chapter"]`` (read by :func:`labkit.teaching.i18n.chapter` in a renamed copy).
 
 Usage:
     python scripts/build_navigation.py            # rewrite what is out of date
@@ -189,6 +190,8 @@ def build(root: Path, check: bool) -> list[str]:
     appendices = [read_appendix(p) for p in appendix_paths(folder)]
     for index, chapter in enumerate(chapters):
         nb = nbformat.read(chapter.path, as_version=4)
+        # the chapter's number travels with the file: a renamed copy still tells the checks where it is
+        nb.metadata.setdefault("labkit", {})["chapter"] = chapter.number
         sync(chapter.path, with_navigation(nb, nav_source(chapters, index, CONTENTS, appendices)), check, stale, root)
     for appendix in appendices:
         nb = nbformat.read(appendix.path, as_version=4)

@@ -17,6 +17,7 @@ read in each chapter's context.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -211,6 +212,26 @@ def test_the_chapter_comes_from_the_variable_then_the_notebook_s_name(monkeypatc
     assert i18n.cited("runs the body outside the lock (chapter 4, step 3)", here=3) == (
         "runs the body outside the lock (chapter 4 goes through the guard's steps in order, step 3)"
     )
+
+
+@pytest.mark.parametrize("edition", ["workbook", "workbook-fr", "notebooks"])
+def test_a_renamed_copy_of_a_chapter_is_still_that_chapter(monkeypatch, tmp_path, edition):
+    """A learner's copy saved under another name (``my chapter.ipynb``) keeps its chapter, from the number every
+    chapter carries in its metadata: its hints cite chapters as the chapter's own do; a notebook without it, or
+    with a number that is not one, is no chapter."""
+    from labkit.teaching import progress
+
+    monkeypatch.delenv(i18n.CHAPTER_ENV, raising=False)
+    for source in sorted((ROOT / edition).glob("[0-9][0-9]_*.ipynb")):
+        copy = tmp_path / f"copy of {source.stem[3:]}.ipynb"
+        copy.write_bytes(source.read_bytes())
+        monkeypatch.setenv("JPY_SESSION_NAME", str(copy))
+        assert i18n.chapter() == int(source.name[:2]) == progress.current_chapter(), copy
+    for metadata in ({}, {"labkit": {"chapter": "4"}}, {"labkit": {"chapter": True}}, {"labkit": {"chapter": 0}}):
+        other = tmp_path / f"other {len(str(metadata))}.ipynb"
+        other.write_text(json.dumps({"cells": [], "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}))
+        monkeypatch.setenv("JPY_SESSION_NAME", str(other))
+        assert i18n.chapter() is None, metadata
 
 
 # -- a chapter cited is the chapter that teaches the rule ----------------------------------------

@@ -121,16 +121,23 @@ def _notebook_language() -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=64)
 def _recorded_language(path: str, mtime: float) -> str | None:
-    """``metadata["labkit"]["language"]`` of the notebook at ``path`` (read once per change of the file)."""
+    """``metadata["labkit"]["language"]`` of the notebook at ``path``."""
+    recorded = _recorded(path, mtime).get("language")
+    return recorded if recorded in LANGUAGES else None
+
+
+@functools.lru_cache(maxsize=64)
+def _recorded(path: str, mtime: float) -> dict[str, Any]:
+    """``metadata["labkit"]`` of the notebook at ``path`` (read once per change of the file; ``{}`` when it
+    cannot be read)."""
     try:
         with open(path, encoding="utf-8") as file:
             metadata = json.load(file).get("metadata", {})
+        recorded = metadata.get("labkit", {})
     except (OSError, ValueError, AttributeError):
-        return None
-    recorded = metadata.get("labkit", {}).get("language") if isinstance(metadata, dict) else None
-    return recorded if recorded in LANGUAGES else None
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
 
 
 @functools.cache
@@ -142,13 +149,23 @@ def _catalogue(lang: str) -> gettext.NullTranslations:
 
 def chapter() -> int | None:
     """The number of the chapter being run (``5`` for ``05_repetition_vs_progress.ipynb``): ``LABKIT_CHAPTER``
-    if set, else the notebook the front end names; ``None`` when neither says (a script, an appendix, nbconvert)."""
+    if set, else the notebook the front end names, by its name or, for a renamed copy (``my-ch5.ipynb``), by
+    the ``metadata["labkit"]["chapter"]`` every chapter carries; ``None`` when none says (a script, an
+    appendix, nbconvert)."""
     chosen = os.environ.get(CHAPTER_ENV, "").strip()
     if chosen.isdigit():
         return int(chosen)
     path = notebook_path(running_shell())
     name = Path(path).name if path else ""
-    return int(name[:2]) if len(name) > 3 and name[:2].isdigit() and name[2] == "_" else None
+    if len(name) > 3 and name[:2].isdigit() and name[2] == "_":
+        return int(name[:2])
+    if path is None:
+        return None
+    try:
+        recorded = _recorded(path, os.stat(path).st_mtime).get("chapter")
+    except OSError:  # the front end names a path the kernel cannot read
+        return None
+    return recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0 else None
 
 
 def N_(message: str) -> str:  # noqa: N802 (gettext's own name for it)
