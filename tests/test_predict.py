@@ -382,7 +382,7 @@ def test_per_label_guesses_need_labelled_runs():
     ("notebook", "kept", "dropped"),
     [
         ("01_a_loop_needs_an_owner.ipynb", [], ["(chapter 4)", "(chapter 7)"]),
-        ("04_the_boundary_around_the_tool_body.ipynb", ["(chapter 4)"], ["(chapter 7)"]),  # it teaches the budget
+        ("04_the_boundary_around_the_tool_body.ipynb", ["(this chapter)"], ["(chapter 7)"]),  # it teaches the budget
         ("09_cancellation_persistence_replay.ipynb", ["(chapter 4)", "(chapter 7)"], []),
         (None, ["(chapter 4)", "(chapter 7)"], []),  # the chapter is not known: every pointer stays
     ],
@@ -396,6 +396,7 @@ def test_feedback_points_only_to_chapters_already_reached(monkeypatch, notebook,
     feedback = " ".join(labkit.check(labkit.mystery("C").run(), status="Completed", tool_calls=2).feedback)
     assert "the tool budget decided" in feedback and "never Completed" in feedback
     assert all(ref in feedback for ref in kept) and not any(ref in feedback for ref in dropped), feedback
+    assert ("(this chapter)" in kept) == ("(chapter 4)" not in feedback and "(this chapter)" in feedback), feedback
     for ref in dropped:
         assert f"(chapter {ref[-2]} " in feedback, feedback
 
