@@ -17,7 +17,8 @@ against facts of that runtime, written here, not read from the hint engine:
 * a workflow makes one model call per question: a line that counts them
   counts the run's ModelCall events;
 * an agent's loop is no host's code: no line says the host's code returned;
-* "the host's code returned" only for a run that ended by itself.
+* "the host's code returned" only for a run that ended by itself;
+* "proves nothing" only of a text the run returned, "no text" only when it returned none.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ HOST = ("function", "workflow")
 
 
 class Plan:
-    def __init__(self, steps, limits, granted, answers):
+    def __init__(self, steps, limits, granted, answers, ending):
         self.steps, self.limits, self.granted, self.answers = steps, limits, granted, answers
+        self.ending = ending  # the text the host's code returns, or the model's last reply; None or "" is none
 
     def host(self, tools, ask=None):
         for step in self.steps:
@@ -60,7 +62,7 @@ class Plan:
                     tools.finish_review(42)
             elif ask is not None:
                 ask("Does this ticket ask for a change?", ("yes", "no"))
-        return "the host's code is done"
+        return self.ending
 
     def script(self):
         calls = {
@@ -68,7 +70,7 @@ class Plan:
             "read7": Call("read_ticket", {"input": 7}),
             "finish": Call("finish_review", {"input": 42}),
         }
-        return [calls[s] for s in self.steps if s in calls] + ["Done."]
+        return [calls[s] for s in self.steps if s in calls] + [self.ending or ""]
 
     def run(self, runtime):
         if runtime == "function":
@@ -96,7 +98,8 @@ def plans(draw):
     answers = [draw(st.sampled_from(["yes", "no"])) for _ in range(questions)]
     if fails and questions:
         answers[draw(st.integers(0, questions - 1))] = Fail(ConnectionError("connection refused"))
-    return Plan(steps, limits, granted, answers)
+    ending = draw(st.sampled_from(["Done.", None, ""]))
+    return Plan(steps, limits, granted, answers, ending)
 
 
 def runtime_problems(runtime: str, run: labkit.RunOutcome, line: str) -> list[str]:
@@ -121,6 +124,10 @@ def runtime_problems(runtime: str, run: labkit.RunOutcome, line: str) -> list[st
         found = re.search(r"only (\d+) of (\d+) model calls (?:was|were) made: one for each question", text)
         if found and int(found.group(1)) != run.count("ModelCall"):
             problems.append(f"'{found.group(0)}' with {run.count('ModelCall')} ModelCall events")
+    if "proves nothing" in text and not run.text:
+        problems.append("'proves nothing' of a text that the run never returned")
+    if ("no text" in text or "no final text" in text) and run.text:
+        problems.append(f"'no text' said of a run that returned {run.text!r}")
     if "the host's code returned" in text and run.status.is_stop:
         problems.append("'the host's code returned' for a run the host stopped")
     return problems

@@ -285,6 +285,11 @@ class Explanation:
                 return _(
                     "{no_rule}the host's code returned and the host condition holds: {condition} (chapter 3)"
                 ).format(no_rule=no_rule, condition=condition or _(_CONDITIONS[0]))
+            if not outcome.text:  # nothing to distrust: say so, not that a text "proves nothing"
+                return _(
+                    "{no_rule}the host's code returned no text, and the host condition ({condition})"
+                    " is false (chapter 3)"
+                ).format(no_rule=no_rule, condition=condition or _(_CONDITIONS[0]))
             return _(
                 "{no_rule}the host's code returned while the host condition ({condition}) is false;"
                 " the text it returned proves nothing (chapter 3)"
@@ -297,6 +302,15 @@ class Explanation:
             return _("{no_rule}the run ended by itself and the host condition holds (chapter 3)").format(
                 no_rule=no_rule
             )
+        if not outcome.text:
+            if condition:
+                return _(
+                    "{no_rule}the run ended by itself with no final text, and the host condition ({condition})"
+                    " is false (chapter 3)"
+                ).format(no_rule=no_rule, condition=condition)
+            return _(
+                "{no_rule}the run ended by itself with no final text, and the host condition is false (chapter 3)"
+            ).format(no_rule=no_rule)
         if condition:
             return _(
                 "{no_rule}the run ended by itself while the host condition ({condition}) is false;"
