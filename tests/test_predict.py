@@ -523,7 +523,9 @@ def test_every_think_line_after_a_changed_event_is_true_of_the_run(data):
         if left_out:
             event = (left_out[1], left_out[2], int(left_out[3]))
             assert said.count(event) < was.count(event), row
-    for line in (x for x in text.splitlines() if x.startswith("think:")):
+    thinks = [x for x in text.splitlines() if x.startswith("think:")]
+    assert bool(thinks) is (said != was), text  # a wrong list always gets a line saying where to look
+    for line in thinks:
         if m := re.fullmatch(r"think: the run named its (\w+) events (.+), not (\S+)", line):
             assert m[2].split(", ") == list(dict.fromkeys(n for k, n, _c in was if k == m[1])), line
             assert (m[1], m[3]) not in recorded, line
@@ -539,6 +541,19 @@ def test_every_think_line_after_a_changed_event_is_true_of_the_run(data):
         elif m := re.fullmatch(r"think: the run records nothing after its stop, (\w+) (\S+) (-?\d+): .+", line):
             stop = (m[1], m[2], int(m[3]))
             assert was[-1] == stop and stop in said[:-1], line
+        elif m := re.fullmatch(
+            r"think: (\w+) events, the run recorded (\d+) and your list (\d+); the one you left out,"
+            r" (\w+) (\S+) (-?\d+), (?:is the run's first event|came right after (\w+) (\S+) (-?\d+))",
+            line,
+        ):
+            event = (m[4], m[5], int(m[6]))
+            assert m[1] == m[4] and said.count(event) < was.count(event), line
+            assert (int(m[2]), int(m[3])) == (sum(e[0] == m[1] for e in was), sum(e[0] == m[1] for e in said)), line
+            places = [i for i, e in enumerate(was) if e == event]
+            if m[7] is None:
+                assert places[0] == 0, line
+            else:
+                assert any(i > 0 and was[i - 1] == (m[7], m[8], int(m[9])) for i in places), line
         elif line.startswith("think: the run recorded every event you listed"):
             assert said != was and sorted(said) == sorted(was), line
         else:

@@ -141,7 +141,8 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
     does not shift the rest and a wrong count is shown on its own event's row. The ``think:`` lines come
     from what was recorded: after a wrong count, what that kind's count counts; after a wrong name, the
     names the run gave that kind; after an event it did not record, the counts it recorded for that kind
-    and name, or that it recorded none (one line each, for the first such event)."""
+    and name, or that it recorded none; after an event the guess left out, how many of that kind each side
+    has and the event it came right after (one line each, for the first such event)."""
     you_said, it_was = _("you said"), _("it was")
     width = max([len(_event_text(e)) for e in (*said, *was)] + [len(you_said), len(it_was)]) + 2
     events = _("events")
@@ -149,6 +150,7 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
     miscounted: list[str] = []
     renamed: list[EventGuess] = []
     unrecorded: list[EventGuess] = []
+    left_out: list[int] = []  # where, in the run's events, an event the guess does not have
 
     def row(left: str, right: str, mark: str) -> None:
         lines.append(f"{'':<{label}} {left:<{width}}{right:<{width}}{mark}")
@@ -180,6 +182,8 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
             else:
                 moved = said.count(right[k]) >= was.count(right[k])
                 row("-", _event_text(right[k]), _("in another place") if moved else _("you left it out"))
+                if not moved:
+                    left_out.append(j1 + k)
     if label > len(events) and any(len(line) > _LINE_WIDTH for line in lines):
         return _events_diff(said, was, len(events))  # too wide for the output area: the rows start nearer its edge
     for kind in miscounted:
@@ -187,6 +191,7 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
         if meaning is not None:
             lines.append(_("think: a {kind} event's count is {meaning}").format(kind=kind, meaning=meaning))
     lines.extend(_recorded_lines(renamed[:1], unrecorded[:1], was))
+    lines.extend(_left_out_lines(left_out[:1], said, was))
     if said != was and sorted(said) == sorted(was):
         lines.append(_("think: the run recorded every event you listed, each as often, but in another order"))
     stop = was[-1] if was and was[-1][0] in StopReason._value2member_map_ else None
@@ -194,6 +199,34 @@ def _events_diff(said: tuple[EventGuess, ...], was: tuple[EventGuess, ...], labe
         lines.append(
             _("think: the run records nothing after its stop, {event}: the first stop wins").format(
                 event=_event_text(stop)
+            )
+        )
+    return lines
+
+
+def _left_out_lines(places: Sequence[int], said: Sequence[EventGuess], was: Sequence[EventGuess]) -> list[str]:
+    """For a recorded event the guess does not have (by its place in ``was``): how many events of that kind
+    the run recorded and the guess listed, and the event it came right after: ``think:`` lines."""
+    lines = []
+    for place in places:
+        kind = was[place][0]
+        counts = {"recorded": sum(e[0] == kind for e in was), "listed": sum(e[0] == kind for e in said)}
+        if place == 0:
+            line = _(
+                "think: {kind} events, the run recorded {recorded} and your list {listed}; the one you left out,"
+                " {event}, is the run's first event"
+            )
+        else:
+            line = _(
+                "think: {kind} events, the run recorded {recorded} and your list {listed}; the one you left out,"
+                " {event}, came right after {previous}"
+            )
+        lines.append(
+            line.format(
+                kind=kind,
+                event=_event_text(was[place]),
+                previous=_event_text(was[place - 1]) if place else "",
+                **counts,
             )
         )
     return lines
