@@ -384,8 +384,16 @@ def hint(cell: nbformat.NotebookNode) -> str:
 
 
 def _statements(text: str) -> str:
-    """The sentences of ``text`` that do not end in ``?``: a question asks, it does not answer."""
-    return " ".join(s for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s and not s.rstrip().endswith("?"))
+    """The sentences of ``text`` that do not end in ``?``, and in a question what comes before its last
+    colon or semicolon ("The body never checks its token: which limit ...?" states a fact, then asks):
+    a question asks, it does not answer."""
+    kept = []
+    for sentence in re.split(r"(?<=[.?!])\s+", text.strip()):
+        if sentence.rstrip().endswith("?"):  # keep only what comes before the question itself
+            sentence = sentence[: max(sentence.rfind(": "), sentence.rfind("; "), 0)]
+        if sentence:
+            kept.append(sentence)
+    return " ".join(kept)
 
 
 def _hint_lookups(item: Prediction, text: str) -> list[str]:

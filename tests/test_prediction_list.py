@@ -333,6 +333,21 @@ def test_a_hint_that_states_its_reason_breaks_the_rule_and_the_same_words_asked_
 
 
 @settings(max_examples=60, deadline=None)
+@given(
+    values=VALUES,
+    words=st.lists(st.sampled_from(REASON_WORDS), min_size=3, max_size=5, unique=True),
+    mark=st.sampled_from([":", ";"]),
+)
+def test_a_reason_stated_before_a_question_s_colon_breaks_the_rule(values, words, mark):
+    """Found in chapter 9: "The body never checks its token ...: which limit ...?" states the answer, then asks."""
+    item = _item(values, " ".join(REASON_WORDS))
+    stated = f"The {' and the '.join(words)} decide it{mark} which comes first?"
+    assert lp._hint_lookups(item, stated), stated
+    asked = f"Which comes first{mark} the {' or the '.join(words)}?"  # the reason words are what it asks about
+    assert lp._hint_lookups(item, asked) == [], asked
+
+
+@settings(max_examples=60, deadline=None)
 @given(values=VALUES, which=st.integers(0, 1), question=st.booleans(), filler=st.lists(st.sampled_from(NUDGE_WORDS)))
 def test_a_hint_holding_a_value_breaks_the_rule_even_asked(values, which, question, filler):
     item = _item(values, " ".join(REASON_WORDS))
