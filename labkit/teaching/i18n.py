@@ -299,6 +299,7 @@ _LABELS = frozenset(
         NP_("label", "consulted"),
         NP_("label", "wrote nothing"),
         NP_("label", "calls"),
+        NP_("label", "one value"),
     }
 )
 """The labels said in English by the chapters and the checks: each is shown in the notebook's language."""
