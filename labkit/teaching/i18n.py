@@ -300,6 +300,8 @@ _LABELS = frozenset(
         NP_("label", "wrote nothing"),
         NP_("label", "calls"),
         NP_("label", "one value"),
+        NP_("label", "rows with text kept"),
+        NP_("label", "rows with exit 0"),
     }
 )
 """The labels said in English by the chapters and the checks: each is shown in the notebook's language."""
