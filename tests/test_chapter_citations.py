@@ -238,7 +238,7 @@ def test_a_renamed_copy_of_a_chapter_is_still_that_chapter(monkeypatch, tmp_path
 
 TOPICS: tuple[tuple[str, str, str], ...] = (
     # (topic, what a message says of it, what the teaching chapter's prose says first)
-    ("provider cancel", r"provider cancelling its own request", r"^## One exception, two causes"),
+    ("provider cancel", r"provider cancelling its own request", r"^## A `CancelledError` from the model call"),
     ("runtimes", r"plain function|question the host's code asked", r"^## One job, four runtimes"),
     (
         "tool budget",
