@@ -91,11 +91,17 @@ _REFUSED_COUNT_LINE = re.compile(
 def _note_problems(note: str, facts: kit.Facts) -> list[str]:
     """One note of a count line (``"2 failed in their bodies and still counted"``) against the facts."""
     claims = {
-        r"^(\d+) failed in (?:its body|their bodies) and still counted$": facts.failed,
-        r"^(\d+) answered NotFound, a result, and counted$": facts.not_found,
-        r"^(\d+) asked for (?:a tool|tools) the agent does not have and recorded no event$": facts.unknown,
-        r"^(\d+) had arguments that did not bind and recorded none$": facts.unbound,
+        r"^(\d+) calls? failed in (?:its body|their bodies) and still counted$": facts.failed,
+        r"^(\d+) calls? answered NotFound, a result, and counted$": facts.not_found,
+        r"^(\d+) call asked for .+, a tool the host does not have, and recorded no event$": facts.unknown,
+        r"^(\d+) calls asked for tools the host does not have, .+, and recorded no event$": facts.unknown,
+        r"^(\d+) calls? had arguments that did not bind and recorded none$": facts.unbound,
     }
+    named = re.match(
+        r"^\d+ calls? asked for (?:(.+), a tool the host does not have|tools the host does not have, (.+)),", note
+    )
+    if named and (named.group(1) or named.group(2)).split(", ") != facts.unknown_names:  # named as the model named them
+        return [f"{note!r}: the unknown tools asked for were {facts.unknown_names}"]
     for pattern, true in claims.items():
         match = re.match(pattern, note)
         if match:
@@ -103,7 +109,7 @@ def _note_problems(note: str, facts: kit.Facts) -> list[str]:
     if note == "a reply cut at the output-token cap, or whose call ids repeat, runs none of its calls":
         return [] if facts.not_run_reply else [f"{note!r}: every reply's calls were run"]
     after = re.match(
-        r"^(\d+) came after the run had stopped: no rule judged (?:it|them) and (?:it|they) recorded none$", note
+        r"^(\d+) calls? came after the run had stopped: no rule judged (?:it|them) and (?:it|they) recorded none$", note
     )
     if after:
         return [] if int(after.group(1)) == facts.after_halt else [f"{note!r}: {facts.after_halt} came after the stop"]
@@ -843,7 +849,7 @@ def test_arguments_that_do_not_bind_are_not_a_failed_body():
     )
     assert _problems_of(plan, "ModelBudget", 1) == []
     feedback = labkit.check(kit.run_plan(plan)[0], status="ModelBudget", tool_calls=1).feedback  # type: ignore[index]
-    assert any("1 had arguments that did not bind and recorded none" in line for line in feedback), feedback
+    assert any("1 call had arguments that did not bind and recorded none" in line for line in feedback), feedback
     assert not any("failed in" in line for line in feedback), feedback
 
 
@@ -851,9 +857,9 @@ def test_a_call_for_no_tool_is_not_a_failed_body():
     plan = kit.Plan((Call("audit_log", {"input": 42}), "Review finished."), Limits(), ALL_CAPABILITIES, "harness")
     assert _problems_of(plan, "Incomplete", 1) == []
     feedback = labkit.check(kit.run_plan(plan)[0], status="Incomplete", tool_calls=1).feedback  # type: ignore[index]
-    assert any("1 asked for a tool the agent does not have and recorded no event" in line for line in feedback), (
-        feedback
-    )
+    assert any(
+        "1 call asked for audit_log, a tool the host does not have, and recorded no event" in line for line in feedback
+    ), feedback
 
 
 def test_a_model_call_cut_short_by_the_deadline_got_no_answer():
@@ -1015,4 +1021,4 @@ def test_one_count_too_many_is_not_read_as_the_refused_attempt_when_a_call_reach
     assert outcome.status.value == "RepeatedCall" and outcome.count("ToolCall") == 1
     feedback = " ".join(labkit.check(outcome, status="RepeatedCall", tool_calls=2).feedback)
     assert "records none (it was refused" not in feedback
-    assert "the agent does not have" in feedback and "did not bind" in feedback
+    assert "a tool the host does not have" in feedback and "did not bind" in feedback

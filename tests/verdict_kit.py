@@ -283,6 +283,7 @@ class Facts:
         failed: how many admitted bodies raised.
         not_found: how many answered NotFound.
         unknown: how many requested calls named no tool (no event, no guard).
+        unknown_names: the names those calls gave, in the order first asked.
         unbound: how many requested calls had arguments that did not bind (no guard).
         refused: how many calls were refused before their body (``refused:`` results).
         after_halt: how many of those came after the run had stopped (no rule judged them).
@@ -298,6 +299,7 @@ class Facts:
     failed: int = 0
     not_found: int = 0
     unknown: int = 0
+    unknown_names: list[str] = field(default_factory=list)
     unbound: int = 0
     after_halt: int = 0
     refused: int = 0
@@ -411,6 +413,8 @@ def facts(outcome: RunOutcome, task: LoggedTask, plan: Plan) -> Facts:
                     continue  # refused unasked after the stop: the loop looked no further at it
             if call.name not in TOOL_NAMES:
                 found.unknown += 1
+                if call.name not in found.unknown_names:
+                    found.unknown_names.append(call.name)
                 continue
             value = _binds(call.arguments)
             if value is None:

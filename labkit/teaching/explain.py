@@ -791,33 +791,36 @@ def _count_notes(outcome: RunOutcome) -> str:
     if failed:
         notes.append(
             ngettext(
-                "{n} failed in its body and still counted", "{n} failed in their bodies and still counted", failed
+                "{n} call failed in its body and still counted",
+                "{n} calls failed in their bodies and still counted",
+                failed,
             ).format(n=failed)
         )
     not_found = sum(result_kind(text) == "result" and text.startswith("NotFound") for text in results)
     if not_found:
         notes.append(
             ngettext(
-                "{n} answered NotFound, a result, and counted",
-                "{n} answered NotFound, a result, and counted",
+                "{n} call answered NotFound, a result, and counted",
+                "{n} calls answered NotFound, a result, and counted",
                 not_found,
             ).format(n=not_found)
         )
     if kinds["unknown tool"]:
         unknown = kinds["unknown tool"]
+        names = ", ".join(dict.fromkeys(call.name for call in outcome.unknown_tool_requests))
         notes.append(
             ngettext(
-                "{n} asked for a tool the agent does not have and recorded no event",
-                "{n} asked for tools the agent does not have and recorded no event",
+                "{n} call asked for {names}, a tool the host does not have, and recorded no event",
+                "{n} calls asked for tools the host does not have, {names}, and recorded no event",
                 unknown,
-            ).format(n=unknown)
+            ).format(n=unknown, names=names)
         )
     if kinds["unbound"]:
         unbound = kinds["unbound"]
         notes.append(
             ngettext(
-                "{n} had arguments that did not bind and recorded none",
-                "{n} had arguments that did not bind and recorded none",
+                "{n} call had arguments that did not bind and recorded none",
+                "{n} calls had arguments that did not bind and recorded none",
                 unbound,
             ).format(n=unbound)
         )
@@ -827,8 +830,8 @@ def _count_notes(outcome: RunOutcome) -> str:
     if after:
         notes.append(
             ngettext(
-                "{n} came after the run had stopped: no rule judged it and it recorded none",
-                "{n} came after the run had stopped: no rule judged them and they recorded none",
+                "{n} call came after the run had stopped: no rule judged it and it recorded none",
+                "{n} calls came after the run had stopped: no rule judged them and they recorded none",
                 after,
             ).format(n=after)
         )
