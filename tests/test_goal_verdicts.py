@@ -62,8 +62,18 @@ def test_a_host_is_judged_by_what_its_limits_let_through_never_as_a_guess(hosts)
         if run.status.value != ending:
             assert think[0].startswith(f"think: your design ended {run.status.value}; "), text
             continue
-        (line,) = think  # the ending reached, the count missed: one line on the design
+        line, *also = think  # the ending reached, the count missed: one line on the design
         admitted = run.count("ToolCall")
+        refused = REREADER[admitted] if admitted < 3 and run.status.is_stop else None  # the call the stop refused
+        repeat_too = (
+            ending == "ToolBudget"
+            and refused is not None
+            and REREADER[:admitted].count(refused) >= run.limits.repetitions
+        )
+        # more attempts wanted, and the repetition rule would also refuse that very call: one line says so
+        assert [bool(re.search(r"repetition rule would also have refused that call", a)) for a in also] == (
+            [True] if repeat_too and ENDINGS[ending] > admitted else []
+        ), text
         assert f" {admitted} tool attempt" in line, line
         rule = LIMIT_OF.get(ending)
         if rule is not None:
@@ -77,8 +87,9 @@ def test_a_host_is_judged_by_what_its_limits_let_through_never_as_a_guess(hosts)
 def test_chapter_7s_tool_budget_host_of_one_attempt_hears_of_its_limit_not_of_a_count():
     """The reviewers' case: Limits(tool_calls=1) for ToolBudget."""
     result = check_hosts({"ToolBudget": _run(1, 1, 6)}, ENDINGS)
-    (line,) = [line for line in result._text().splitlines() if line.startswith("think:")]
-    assert "your limits (tool_calls=1) let 1 tool attempt through before the tool budget refused" in line
+    line, also = [line for line in result._text().splitlines() if line.startswith("think:")]
+    assert "the repetition rule would also have refused that call" in also, also  # raising tool_calls alone fails
+    assert "your run admitted 1 tool attempt before the tool budget refused (tool_calls=1)" in line
     assert "needs more ToolCall events" in line and "records none" not in line
 
 

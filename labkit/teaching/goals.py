@@ -74,8 +74,8 @@ def _let_through(outcome: RunOutcome, decided: str | None, rule_name: str | None
     limit = _LIMIT[decided]
     value = getattr(outcome.limits, limit)
     return ngettext(
-        "your limits ({limit}={value}) let {n} tool attempt through before {rule} refused",
-        "your limits ({limit}={value}) let {n} tool attempts through before {rule} refused",
+        "your run admitted {n} tool attempt before {rule} refused ({limit}={value})",
+        "your run admitted {n} tool attempts before {rule} refused ({limit}={value})",
         admitted,
     ).format(limit=limit, value=f"{value:g}" if isinstance(value, float) else value, n=admitted, rule=rule_name)
 
@@ -132,4 +132,7 @@ def design_feedback(outcome: RunOutcome, aimed: str | None, count: int | None) -
         need = _("the {ending} ending needs fewer ToolCall events: the stop must come sooner").format(
             ending=outcome.status.value
         )
-    return [_("{through}; {need}").format(through=through, need=need)]
+    lines = [_("{through}; {need}").format(through=through, need=need)]
+    if count > admitted:  # a rule that would also have refused that very call must let it through too
+        lines.extend(explanation.also_sentence(r) for r in explanation.also if r.same_attempt)
+    return lines
